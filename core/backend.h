@@ -1,0 +1,32 @@
+/* The contract between the backend-neutral core and a backend (cpu/, cuda/).
+ * The core checks pointers and params; a backend checks the particle data
+ * (indices, finiteness, masses) in its first pass, before it writes anything,
+ * and reports the first failing check by the priority of pleat.h. */
+#ifndef PLEAT_CORE_BACKEND_H
+#define PLEAT_CORE_BACKEND_H
+
+#include "pleat.h"
+
+typedef enum pleat_job_kind {
+    PLEAT_JOB_COLLIDE,    /* correct particles in place */
+    PLEAT_JOB_COUNT_PAIRS, /* only count the colliding pairs */
+    PLEAT_JOB_LIST_PAIRS  /* list them into pairs when capacity allows */
+} pleat_job_kind;
+
+typedef struct pleat_job {
+    pleat_job_kind kind;
+    float *particles;        /* written by COLLIDE only */
+    uint32_t count;
+    pleat_params params;     /* distance > 0, checked */
+    uint32_t *pairs;         /* LIST_PAIRS: caller's output */
+    size_t capacity;         /* LIST_PAIRS: in pairs */
+    pleat_stats stats;       /* out */
+    size_t num_pairs;        /* out: pairs found (all kinds) */
+} pleat_job;
+
+typedef struct pleat_backend_ops {
+    pleat_status (*run)(void *impl, pleat_job *job);
+    void (*destroy)(void *impl);
+} pleat_backend_ops;
+
+#endif

@@ -1,0 +1,28 @@
+#include "buffer.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+pleat_status pleat_buffer_reserve(pleat_buffer *buf, size_t count, size_t size)
+{
+    if (size != 0 && count > SIZE_MAX / size)
+        return PLEAT_ERROR_OUT_OF_MEMORY;
+    size_t bytes = count * size;
+    if (bytes <= buf->bytes)
+        return PLEAT_OK;
+    /* malloc before free: on failure the old buffer stays valid */
+    void *data = malloc(bytes);
+    if (!data)
+        return PLEAT_ERROR_OUT_OF_MEMORY;
+    free(buf->data);
+    buf->data = data;
+    buf->bytes = bytes;
+    return PLEAT_OK;
+}
+
+void pleat_buffer_free(pleat_buffer *buf)
+{
+    free(buf->data);
+    buf->data = NULL;
+    buf->bytes = 0;
+}

@@ -1,0 +1,21 @@
+/* Grow-only scratch buffers owned by a context: a call reserves what it needs
+ * before it writes anything, so an allocation failure leaves the caller's
+ * data untouched, and a repeated call of the same size allocates nothing. */
+#ifndef PLEAT_CORE_BUFFER_H
+#define PLEAT_CORE_BUFFER_H
+
+#include "pleat.h"
+
+typedef struct pleat_buffer {
+    void *data;
+    size_t bytes;
+} pleat_buffer;
+
+/* Makes buf hold at least count * size bytes (contents not kept).
+ * OUT_OF_MEMORY when the product overflows or malloc fails; buf is then
+ * unchanged. */
+pleat_status pleat_buffer_reserve(pleat_buffer *buf, size_t count, size_t size);
+
+void pleat_buffer_free(pleat_buffer *buf);
+
+#endif

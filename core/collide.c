@@ -1,0 +1,67 @@
+/* The two entry points: check pointers and params, then hand the job to the
+ * context's backend, which checks the particle data before it writes. */
+#include "context.h"
+
+#include <float.h>
+#include <math.h>
+
+static pleat_status check_call(const pleat_context *ctx, const float *particles, uint32_t count,
+                               const pleat_params *params)
+{
+    if (!ctx || !params || (!particles && count > 0))
+        return PLEAT_ERROR_INVALID_ARGUMENT;
+    float d = params->distance, s = params->stiffness;
+    /* d * d must stay finite: the narrow phase compares squared lengths */
+    if (!(d >= 0.0f) || !isfinite(d * d))
+        return PLEAT_ERROR_INVALID_ARGUMENT;
+    if (!(s >= 0.0f && s <= 1.0f))
+        return PLEAT_ERROR_INVALID_ARGUMENT;
+    if (params->num_indices > 0 && !params->indices)
+        return PLEAT_ERROR_INVALID_ARGUMENT;
+    return PLEAT_OK;
+}
+
+static pleat_job make_job(pleat_job_kind kind, const float *particles, uint32_t count,
+                          const pleat_params *params)
+{
+    pleat_job job = {0};
+    job.kind = kind;
+    job.particles = (float *)particles; /* written only by PLEAT_JOB_COLLIDE */
+    job.count = count;
+    job.params = *params;
+    return job;
+}
+
+pleat_status pleat_self_collide(pleat_context *ctx, float *particles, uint32_t count,
+                                const pleat_params *params, pleat_stats *stats)
+{
+    pleat_status s = check_call(ctx, particles, count, params);
+    if (s != PLEAT_OK)
+        return s;
+    pleat_job job = make_job(PLEAT_JOB_COLLIDE, particles, count, params);
+    s = ctx->ops->run(ctx->impl, &job);
+    if (s == PLEAT_OK && stats)
+        *stats = job.stats;
+    return s;
+}
+
+pleat_status pleat_find_pairs(pleat_context *ctx, const float *particles, uint32_t count,
+                              const pleat_params *params, uint32_t *pairs, size_t capacity,
+                              size_t *num_pairs)
+{
+    pleat_status s = check_call(ctx, particles, count, params);
+    if (s == PLEAT_OK && !num_pairs)
+        s = PLEAT_ERROR_INVALID_ARGUMENT;
+    if (s != PLEAT_OK)
+        return s;
+    pleat_job job = make_job(pairs ? PLEAT_JOB_LIST_PAIRS : PLEAT_JOB_COUNT_PAIRS, particles,
+                             count, params);
+    job.pairs = pairs;
+    job.capacity = capacity;
+    s = ctx->ops->run(ctx->impl, &job);
+    if (s == PLEAT_OK && !pairs && capacity > 0)
+        s = PLEAT_ERROR_CAPACITY; /* no array to hold the pairs */
+    if (s == PLEAT_OK || s == PLEAT_ERROR_CAPACITY)
+        *num_pairs = job.num_pairs;
+    return s;
+}

@@ -1,0 +1,98 @@
+/* Context life cycle, defaults, version and status strings. */
+#include "context.h"
+#include "cpu/cpu.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+const char *pleat_version(void)
+{
+    return PLEAT_VERSION_STRING;
+}
+
+const char *pleat_status_string(pleat_status status)
+{
+    switch (status) {
+    case PLEAT_OK: return "ok";
+    case PLEAT_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case PLEAT_ERROR_NONFINITE_INPUT: return "NaN or infinity in a particle or rest position";
+    case PLEAT_ERROR_BAD_INDEX: return "index out of range or repeated";
+    case PLEAT_ERROR_CAPACITY: return "output array too small";
+    case PLEAT_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case PLEAT_ERROR_BACKEND_UNAVAILABLE: return "backend unavailable";
+    case PLEAT_ERROR_DEVICE: return "GPU device error";
+    }
+    return "unknown pleat status";
+}
+
+pleat_context_desc pleat_default_context_desc(void)
+{
+    pleat_context_desc d;
+    d.backend = PLEAT_BACKEND_AUTO;
+    d.cpu_threads = 0;
+    d.cuda_device = 0;
+    return d;
+}
+
+pleat_params pleat_default_params(void)
+{
+    pleat_params p;
+    p.distance = 0.0f;
+    p.stiffness = 1.0f;
+    p.indices = NULL;
+    p.num_indices = 0;
+    p.rest_positions = NULL;
+    return p;
+}
+
+static int online_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        return 1;
+    return n > PLEAT_MAX_CPU_THREADS ? PLEAT_MAX_CPU_THREADS : (int)n;
+}
+
+pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context **out)
+{
+    pleat_context_desc d = desc ? *desc : pleat_default_context_desc();
+    if (!out || d.cpu_threads < 0 || d.cpu_threads > PLEAT_MAX_CPU_THREADS || d.cuda_device < 0)
+        return PLEAT_ERROR_INVALID_ARGUMENT;
+    if (d.backend != PLEAT_BACKEND_AUTO && d.backend != PLEAT_BACKEND_CPU &&
+        d.backend != PLEAT_BACKEND_CUDA)
+        return PLEAT_ERROR_INVALID_ARGUMENT;
+    if (d.backend == PLEAT_BACKEND_CUDA)
+        return PLEAT_ERROR_BACKEND_UNAVAILABLE; /* this build has no CUDA backend */
+
+    pleat_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return PLEAT_ERROR_OUT_OF_MEMORY;
+    int threads = d.cpu_threads ? d.cpu_threads : online_cores();
+    pleat_status s = pleat_cpu_create(threads, &ctx->impl, ctx->describe, sizeof ctx->describe);
+    if (s != PLEAT_OK) {
+        free(ctx);
+        return s;
+    }
+    ctx->backend = PLEAT_BACKEND_CPU;
+    ctx->ops = &pleat_cpu_ops;
+    *out = ctx;
+    return PLEAT_OK;
+}
+
+void pleat_context_destroy(pleat_context *ctx)
+{
+    if (!ctx)
+        return;
+    ctx->ops->destroy(ctx->impl);
+    free(ctx);
+}
+
+pleat_backend pleat_context_backend(const pleat_context *ctx)
+{
+    return ctx ? ctx->backend : PLEAT_BACKEND_AUTO;
+}
+
+const char *pleat_context_describe(const pleat_context *ctx)
+{
+    return ctx ? ctx->describe : "";
+}

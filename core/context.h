@@ -1,0 +1,13 @@
+#ifndef PLEAT_CORE_CONTEXT_H
+#define PLEAT_CORE_CONTEXT_H
+
+#include "backend.h"
+
+struct pleat_context {
+    pleat_backend backend; /* never AUTO */
+    const pleat_backend_ops *ops;
+    void *impl;
+    char describe[128];
+};
+
+#endif

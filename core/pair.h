@@ -1,0 +1,101 @@
+/*
+ * The per-pair arithmetic (narrow phase, correction, fixed-point sums and the
+ * final apply), shared by every CPU kernel variant and the CUDA kernels. The
+ * promise "same bits everywhere" rests on this file: each operation is a
+ * single IEEE-rounded float or double operation, in a fixed order, with no
+ * contraction into FMA (the build passes -ffp-contract=off / -fmad=false).
+ *
+ * Correction of a colliding pair (i, j), diff = x_j - x_i, L = |diff| > 0:
+ *     c = stiffness / (w_i + w_j + FLT_EPSILON) * (L - distance)
+ *     delta = c * (diff * (1 / L))
+ * This is the DESIGN.md formula with (1 - d / L) * diff regrouped as
+ * (L - d) * (diff / L): every intermediate stays bounded by the distance, so a
+ * tiny L next to a huge distance cannot overflow into Inf * 0 = NaN.
+ *
+ * Fixed point: corrections are summed per particle in int64 units of
+ * quantum = 2^(e - 32), where distance lies in [2^(e-1), 2^e) (e >= -90 so
+ * 1 / quantum is a float). One correction is below 2^33 quanta.
+ */
+#ifndef PLEAT_CORE_PAIR_H
+#define PLEAT_CORE_PAIR_H
+
+#include "hd.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+
+#define PLEAT_MIN_QUANTUM_EXPONENT (-90)
+
+typedef struct pleat_pair_consts {
+    float distance;
+    float distance2;   /* distance * distance, finite */
+    float stiffness;
+    float inv_quantum; /* 2^(32 - e) */
+    double quantum;    /* 2^(e - 32) */
+} pleat_pair_consts;
+
+PLEAT_HD pleat_pair_consts pleat_pair_setup(float distance, float stiffness)
+{
+    pleat_pair_consts k;
+    int e;
+    frexpf(distance, &e);
+    e = e > PLEAT_MIN_QUANTUM_EXPONENT ? e : PLEAT_MIN_QUANTUM_EXPONENT;
+    k.distance = distance;
+    k.distance2 = distance * distance;
+    k.stiffness = stiffness;
+    k.inv_quantum = ldexpf(1.0f, 32 - e);
+    k.quantum = ldexp(1.0, e - 32);
+    return k;
+}
+
+PLEAT_HD float pleat_length2(float dx, float dy, float dz)
+{
+    return dx * dx + dy * dy + dz * dz;
+}
+
+/* The narrow-phase test, in two halves so the rest pose is read only for
+ * pairs that are close now. d2 = pleat_length2(x_j - x_i). */
+PLEAT_HD int pleat_pair_within(float d2, const pleat_pair_consts *k)
+{
+    return d2 <= k->distance2;
+}
+
+/* rest2 = pleat_length2(r_j - r_i): pairs this close at rest never collide. */
+PLEAT_HD int pleat_pair_rest_ignored(float rest2, const pleat_pair_consts *k)
+{
+    return rest2 < k->distance2;
+}
+
+/* Fixed-point corrections of a colliding pair: x_i gets +ci, x_j gets -cj.
+ * d2 = pleat_length2(dx, dy, dz). Coincident particles get zero. */
+PLEAT_HD void pleat_pair_correction(float dx, float dy, float dz, float d2, float wi, float wj,
+                                    const pleat_pair_consts *k, int64_t ci[3], int64_t cj[3])
+{
+    if (d2 == 0.0f) {
+        for (int a = 0; a < 3; ++a)
+            ci[a] = cj[a] = 0;
+        return;
+    }
+    float len = sqrtf(d2);
+    float inv_len = 1.0f / len;
+    float c = k->stiffness / (wi + wj + FLT_EPSILON) * (len - k->distance);
+    float diff[3] = {dx, dy, dz};
+    for (int a = 0; a < 3; ++a) {
+        float delta = c * (diff[a] * inv_len);
+        /* conversion truncates toward zero, the same on every target */
+        ci[a] = (int64_t)(wi * delta * k->inv_quantum);
+        cj[a] = (int64_t)(wj * delta * k->inv_quantum);
+    }
+}
+
+/* A coordinate after its summed correction; an untouched coordinate keeps its
+ * bits (adding +0.0 would turn -0.0 into +0.0). */
+PLEAT_HD float pleat_apply_sum(float x, int64_t sum, const pleat_pair_consts *k)
+{
+    if (sum == 0)
+        return x;
+    return (float)((double)x + (double)sum * k->quantum);
+}
+
+#endif

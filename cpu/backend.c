@@ -1,0 +1,199 @@
+/* The CPU backend: owns the worker pool and the scratch, and runs the stages
+ * of cpu.h in order for one job. Every buffer a job needs is reserved before
+ * the first write to the caller's memory. */
+#include "cpu.h"
+#include "core/buffer.h"
+#include "isa.h"
+#include "sort.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct pleat_cpu {
+    pleat_pool *pool;
+    const pleat_isa *isa;
+    pleat_buffer seen, chunks, sort_a, sort_b, keys, order, pos, rest, acc, list_a, list_b;
+} pleat_cpu;
+
+static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f)
+{
+    size_t m = f->m;
+    struct {
+        pleat_buffer *buf;
+        size_t count, size;
+    } need[] = {
+        {&cpu->chunks, pleat_chunks(f->m), sizeof(pleat_chunk)},
+        {&cpu->sort_a, m, sizeof(uint64_t)},
+        {&cpu->sort_b, m, sizeof(uint64_t)},
+        {&cpu->keys, m, sizeof(uint32_t)},
+        {&cpu->order, m, sizeof(uint32_t)},
+        {&cpu->pos, m, 4 * sizeof(float)},
+        {&cpu->rest, f->rest ? m : 0, 3 * sizeof(float)},
+    };
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i) {
+        pleat_status s = pleat_buffer_reserve(need[i].buf, need[i].count, need[i].size);
+        if (s != PLEAT_OK)
+            return s;
+    }
+    float *pos = cpu->pos.data, *rest = cpu->rest.data;
+    f->chunks = cpu->chunks.data;
+    f->packed = cpu->sort_a.data;
+    f->keys = cpu->keys.data;
+    f->order = cpu->order.data;
+    f->x = pos;
+    f->y = pos + m;
+    f->z = pos + 2 * m;
+    f->w = pos + 3 * m;
+    f->rx = f->rest ? rest : NULL;
+    f->ry = f->rest ? rest + m : NULL;
+    f->rz = f->rest ? rest + 2 * m : NULL;
+    return PLEAT_OK;
+}
+
+/* Checks, bounds, keys, sort and gather: everything before the sweep. */
+static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, const pleat_job *job)
+{
+    const pleat_params *p = &job->params;
+    f->particles = job->particles;
+    f->count = job->count;
+    f->indices = p->indices;
+    f->m = p->indices ? p->num_indices : job->count;
+    f->rest = p->rest_positions;
+    f->consts = pleat_pair_setup(p->distance, p->stiffness);
+
+    pleat_status s;
+    if (f->indices) {
+        s = pleat_buffer_reserve(&cpu->seen, ((size_t)f->count + 7) / 8, 1);
+        if (s == PLEAT_OK)
+            s = pleat_cpu_check_indices(f->indices, f->m, f->count, cpu->seen.data);
+        if (s != PLEAT_OK)
+            return s;
+    }
+    if ((s = reserve_particles(cpu, f)) != PLEAT_OK)
+        return s;
+    if ((s = pleat_cpu_bounds(f, cpu->pool)) != PLEAT_OK)
+        return s;
+    if (p->distance == 0.0f || f->m < 2) {
+        f->m = 0; /* nothing can collide */
+        return PLEAT_OK;
+    }
+    pleat_cpu_keys(f, cpu->pool);
+    uint64_t *sorted = pleat_radix_sort(cpu->sort_a.data, cpu->sort_b.data, f->m, 32, 64);
+    pleat_cpu_gather(f, cpu->pool, sorted);
+    return PLEAT_OK;
+}
+
+static void sweep(pleat_cpu *cpu, pleat_frame *f, pleat_sweep_mode mode, pleat_stats *stats)
+{
+    f->mode = mode;
+    pleat_cpu_sweep(f, cpu->pool);
+    stats->pairs = stats->tests = 0;
+    for (uint32_t c = 0; c < pleat_chunks(f->m); ++c) {
+        stats->pairs += f->chunks[c].pairs;
+        stats->tests += f->chunks[c].tests;
+    }
+}
+
+static pleat_status collide(pleat_cpu *cpu, pleat_frame *f, pleat_job *job)
+{
+    pleat_status s = pleat_buffer_reserve(&cpu->acc, f->m, 3 * sizeof(int64_t));
+    if (s != PLEAT_OK)
+        return s;
+    f->acc = cpu->acc.data;
+    memset(f->acc, 0, (size_t)f->m * 3 * sizeof(int64_t));
+    f->shared_acc = pleat_pool_threads(cpu->pool) > 1;
+    sweep(cpu, f, PLEAT_SWEEP_CORRECT, &job->stats);
+    pleat_cpu_apply(f, cpu->pool, job->particles);
+    return PLEAT_OK;
+}
+
+static pleat_status list_pairs(pleat_cpu *cpu, pleat_frame *f, pleat_job *job)
+{
+    sweep(cpu, f, PLEAT_SWEEP_COUNT, &job->stats);
+    size_t total = (size_t)job->stats.pairs;
+    job->num_pairs = total;
+    if (total > job->capacity)
+        return PLEAT_ERROR_CAPACITY;
+    pleat_status s = pleat_buffer_reserve(&cpu->list_a, total, sizeof(uint64_t));
+    if (s == PLEAT_OK)
+        s = pleat_buffer_reserve(&cpu->list_b, total, sizeof(uint64_t));
+    if (s != PLEAT_OK)
+        return s;
+    /* each chunk writes from the sum of the counts before it */
+    uint64_t offset = 0;
+    for (uint32_t c = 0; c < pleat_chunks(f->m); ++c) {
+        uint64_t n = f->chunks[c].pairs;
+        f->chunks[c].pairs = offset;
+        offset += n;
+    }
+    f->list = cpu->list_a.data;
+    sweep(cpu, f, PLEAT_SWEEP_LIST, &job->stats);
+    const uint64_t *sorted = pleat_radix_sort(cpu->list_a.data, cpu->list_b.data, total, 0, 64);
+    for (size_t k = 0; k < total; ++k) {
+        job->pairs[2 * k] = (uint32_t)(sorted[k] >> 32);
+        job->pairs[2 * k + 1] = (uint32_t)sorted[k];
+    }
+    return PLEAT_OK;
+}
+
+static pleat_status cpu_run(void *impl, pleat_job *job)
+{
+    pleat_cpu *cpu = impl;
+    pleat_frame f = {0};
+    pleat_status s = prepare(cpu, &f, job);
+    if (s != PLEAT_OK)
+        return s;
+    job->stats.pairs = job->stats.tests = 0;
+    job->num_pairs = 0;
+    if (f.m == 0)
+        return PLEAT_OK;
+    switch (job->kind) {
+    case PLEAT_JOB_COLLIDE:
+        return collide(cpu, &f, job);
+    case PLEAT_JOB_COUNT_PAIRS:
+        sweep(cpu, &f, PLEAT_SWEEP_COUNT, &job->stats);
+        job->num_pairs = (size_t)job->stats.pairs;
+        return PLEAT_OK;
+    case PLEAT_JOB_LIST_PAIRS:
+        return list_pairs(cpu, &f, job);
+    }
+    return PLEAT_ERROR_INVALID_ARGUMENT;
+}
+
+static void cpu_destroy(void *impl)
+{
+    pleat_cpu *cpu = impl;
+    if (!cpu)
+        return;
+    pleat_pool_destroy(cpu->pool);
+    pleat_buffer *bufs[] = {&cpu->seen, &cpu->chunks, &cpu->sort_a, &cpu->sort_b,
+                            &cpu->keys, &cpu->order,  &cpu->pos,    &cpu->rest,
+                            &cpu->acc,  &cpu->list_a, &cpu->list_b};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
+        pleat_buffer_free(bufs[i]);
+    free(cpu);
+}
+
+const pleat_backend_ops pleat_cpu_ops = {cpu_run, cpu_destroy};
+
+pleat_status pleat_cpu_create(int threads, void **impl, char *describe, size_t describe_size)
+{
+    const pleat_isa *isa;
+    pleat_status s = pleat_isa_select(&isa);
+    if (s != PLEAT_OK)
+        return s;
+    pleat_cpu *cpu = calloc(1, sizeof *cpu);
+    if (!cpu)
+        return PLEAT_ERROR_OUT_OF_MEMORY;
+    cpu->isa = isa;
+    cpu->pool = pleat_pool_create(threads);
+    if (!cpu->pool) {
+        free(cpu);
+        return PLEAT_ERROR_OUT_OF_MEMORY;
+    }
+    snprintf(describe, describe_size, "cpu %s, %d thread%s", isa->name, threads,
+             threads == 1 ? "" : "s");
+    *impl = cpu;
+    return PLEAT_OK;
+}

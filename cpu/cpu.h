@@ -1,0 +1,76 @@
+/* The CPU backend's stages and the state one call passes between them.
+ * Flow: check indices -> check + bounds -> keys -> radix sort -> gather ->
+ * sweep (count, list or correct) -> apply. Every stage except the index check
+ * and the sort runs as fixed-size chunks on the context's pool; nothing is
+ * written to the caller's arrays before apply. */
+#ifndef PLEAT_CPU_CPU_H
+#define PLEAT_CPU_CPU_H
+
+#include "core/backend.h"
+#include "core/grid.h"
+#include "core/pair.h"
+#include "pool.h"
+
+/* Per-chunk results, reduced in chunk order after a stage. */
+typedef struct pleat_chunk {
+    float lower[3], upper[3];
+    int nonfinite, negative_mass;
+    uint64_t pairs, tests;
+} pleat_chunk;
+
+typedef enum pleat_sweep_mode {
+    PLEAT_SWEEP_COUNT,   /* count pairs and tests per chunk */
+    PLEAT_SWEEP_LIST,    /* write pairs from each chunk's offset (pairs field) */
+    PLEAT_SWEEP_CORRECT  /* add fixed-point corrections to acc */
+} pleat_sweep_mode;
+
+typedef struct pleat_frame {
+    /* input, as the caller gave it */
+    const float *particles;
+    uint32_t count;
+    const uint32_t *indices; /* NULL: slot s is particle s */
+    uint32_t m;              /* taking-part particles */
+    const float *rest;       /* NULL: no rest positions */
+
+    pleat_grid grid;
+    pleat_pair_consts consts;
+
+    uint64_t *packed;        /* key << 32 | particle, m entries, then sorted */
+    /* sorted by key, m entries each */
+    uint32_t *keys, *order;
+    float *x, *y, *z, *w;
+    float *rx, *ry, *rz;     /* NULL without rest positions */
+    int64_t *acc;            /* 3 per sorted particle */
+    uint64_t *list;          /* LIST: i << 32 | j, at each chunk's offset */
+
+    pleat_chunk *chunks;     /* pleat_chunks(m) entries */
+    pleat_sweep_mode mode;
+    int shared_acc;          /* several threads add to acc: use atomics */
+} pleat_frame;
+
+/* BAD_INDEX when an index is >= count or repeated; seen holds count bits. */
+pleat_status pleat_cpu_check_indices(const uint32_t *indices, uint32_t num, uint32_t count,
+                                     uint8_t *seen);
+/* Checks every taking-part particle and finds their box; fills f->grid. */
+pleat_status pleat_cpu_bounds(pleat_frame *f, pleat_pool *pool);
+void pleat_cpu_keys(pleat_frame *f, pleat_pool *pool);
+void pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted);
+void pleat_cpu_sweep(pleat_frame *f, pleat_pool *pool);
+void pleat_cpu_apply(const pleat_frame *f, pleat_pool *pool, float *particles);
+
+static inline uint32_t pleat_frame_particle(const pleat_frame *f, uint32_t slot)
+{
+    return f->indices ? f->indices[slot] : slot;
+}
+
+static inline uint32_t pleat_chunk_end(uint32_t chunk, uint32_t n)
+{
+    uint64_t end = ((uint64_t)chunk + 1) * PLEAT_CHUNK;
+    return end < n ? (uint32_t)end : n;
+}
+
+extern const pleat_backend_ops pleat_cpu_ops;
+/* threads >= 1. describe gets e.g. "cpu scalar, 2 threads". */
+pleat_status pleat_cpu_create(int threads, void **impl, char *describe, size_t describe_size);
+
+#endif

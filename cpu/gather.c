@@ -1,0 +1,32 @@
+/* End of the sort stage: lay the particles out in key order (structure of
+ * arrays), so the sweep reads candidates contiguously. */
+#include "cpu.h"
+
+static void gather_task(void *arg, uint32_t chunk)
+{
+    pleat_frame *f = arg;
+    uint32_t end = pleat_chunk_end(chunk, f->m);
+    for (uint32_t s = chunk * PLEAT_CHUNK; s < end; ++s) {
+        uint64_t v = f->packed[s];
+        uint32_t i = (uint32_t)v;
+        const float *p = f->particles + 4 * (size_t)i;
+        f->keys[s] = (uint32_t)(v >> 32);
+        f->order[s] = i;
+        f->x[s] = p[0];
+        f->y[s] = p[1];
+        f->z[s] = p[2];
+        f->w[s] = p[3];
+        if (f->rx) {
+            const float *r = f->rest + 4 * (size_t)i;
+            f->rx[s] = r[0];
+            f->ry[s] = r[1];
+            f->rz[s] = r[2];
+        }
+    }
+}
+
+void pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted)
+{
+    f->packed = sorted;
+    pleat_pool_run(pool, pleat_chunks(f->m), gather_task, f);
+}

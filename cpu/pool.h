@@ -1,0 +1,27 @@
+/* A fixed set of worker threads owned by a context. pleat_pool_run() hands
+ * out task numbers 0..tasks-1 to the workers and the calling thread, and
+ * returns when every task is done; no thread is created per call. Results
+ * must not depend on which thread ran which task. */
+#ifndef PLEAT_CPU_POOL_H
+#define PLEAT_CPU_POOL_H
+
+#include "pleat.h"
+
+typedef struct pleat_pool pleat_pool;
+typedef void (*pleat_task_fn)(void *arg, uint32_t task);
+
+/* threads >= 1 (the caller counts as one). NULL when threads or memory fail. */
+pleat_pool *pleat_pool_create(int threads);
+void pleat_pool_destroy(pleat_pool *pool);
+int pleat_pool_threads(const pleat_pool *pool);
+void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *arg);
+
+/* Number of fixed-size chunks covering n items (chunking never depends on
+ * the thread count, so per-chunk results are the same for every count). */
+#define PLEAT_CHUNK 4096u
+static inline uint32_t pleat_chunks(uint32_t n)
+{
+    return (uint32_t)(((uint64_t)n + PLEAT_CHUNK - 1) / PLEAT_CHUNK);
+}
+
+#endif

@@ -1,0 +1,191 @@
+/*
+ * pleat — cloth self-collision for particle systems.
+ *
+ * Given cloth particles (position and inverse mass) pleat finds every pair of
+ * particles closer than a collision distance and pushes each pair apart, as one
+ * position-based (PBD) constraint pass. A cloth solver calls
+ * pleat_self_collide() once or more per solver iteration.
+ *
+ * Conventions used by every declaration below:
+ * - Lengths are in the caller's units; pleat never assumes a scale.
+ * - A particle is 4 floats {x, y, z, inverse mass}; particle i starts at
+ *   particles[4 * i]. Inverse mass 0 pins a particle (it never moves).
+ * - The caller owns every array it passes; pleat keeps no pointer to them
+ *   after a call returns and never frees them.
+ * - Every function that can fail returns a pleat_status. On any error the
+ *   caller's arrays are left bit-for-bit unchanged (pleat validates everything
+ *   before it writes anything).
+ * - Thread rules: a context is used by one thread at a time; separate
+ *   contexts may be used from separate threads at the same time. The free
+ *   functions (pleat_version, pleat_status_string, pleat_default_*) are
+ *   thread-safe.
+ * - Results are identical bit for bit whatever the backend, the CPU
+ *   instruction set, the thread count or the run.
+ *
+ * C99 and C++ compatible.
+ */
+#ifndef PLEAT_H
+#define PLEAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Marks the exported functions (the library hides everything else). */
+#if defined(__GNUC__) || defined(__clang__)
+#define PLEAT_API __attribute__((visibility("default")))
+#else
+#define PLEAT_API
+#endif
+
+/** Version of this header. pleat_version() gives the library's. */
+#define PLEAT_VERSION_MAJOR 0
+#define PLEAT_VERSION_MINOR 1
+#define PLEAT_VERSION_PATCH 0
+#define PLEAT_VERSION_STRING "0.1.0"
+
+/** The library's version as "MAJOR.MINOR.PATCH"; static storage, never NULL. */
+PLEAT_API const char *pleat_version(void);
+
+/** Result of every call that can fail. */
+typedef enum pleat_status {
+    PLEAT_OK = 0,                    /**< success */
+    PLEAT_ERROR_INVALID_ARGUMENT,    /**< a NULL pointer, a value out of range */
+    PLEAT_ERROR_NONFINITE_INPUT,     /**< NaN or infinity in a particle or rest position */
+    PLEAT_ERROR_BAD_INDEX,           /**< an index >= count, or an index given twice */
+    PLEAT_ERROR_CAPACITY,            /**< the caller's output array is too small */
+    PLEAT_ERROR_OUT_OF_MEMORY,       /**< scratch memory could not be allocated */
+    PLEAT_ERROR_BACKEND_UNAVAILABLE, /**< the requested backend is not built or not present */
+    PLEAT_ERROR_DEVICE               /**< the GPU reported an error */
+} pleat_status;
+
+/** A short English description of a status; static storage, never NULL and
+ *  never empty (an unknown value gives "unknown pleat status"). */
+PLEAT_API const char *pleat_status_string(pleat_status status);
+
+/** Where the work runs. */
+typedef enum pleat_backend {
+    PLEAT_BACKEND_AUTO = 0, /**< CUDA when built in and a device is present, else CPU */
+    PLEAT_BACKEND_CPU,      /**< the CPU: SIMD kernels chosen at run time, worker threads */
+    PLEAT_BACKEND_CUDA      /**< an NVIDIA GPU */
+} pleat_backend;
+
+/** How to create a context. Start from pleat_default_context_desc(). */
+typedef struct pleat_context_desc {
+    pleat_backend backend; /**< default PLEAT_BACKEND_AUTO */
+    int cpu_threads;       /**< CPU worker threads, 1..PLEAT_MAX_CPU_THREADS;
+                                0 (default) = one per online core */
+    int cuda_device;       /**< CUDA device ordinal, >= 0; default 0 */
+} pleat_context_desc;
+
+/** The largest accepted pleat_context_desc.cpu_threads. */
+#define PLEAT_MAX_CPU_THREADS 256
+
+/** A filled desc: AUTO backend, one thread per core, CUDA device 0. */
+PLEAT_API pleat_context_desc pleat_default_context_desc(void);
+
+/** Opaque; owns worker threads and scratch memory reused across calls. */
+typedef struct pleat_context pleat_context;
+
+/**
+ * Creates a context. desc may be NULL (= the defaults). On success *out gets
+ * the context, which the caller destroys with pleat_context_destroy().
+ * Errors: out NULL, backend unknown, cpu_threads outside 0..PLEAT_MAX_CPU_THREADS
+ * or cuda_device < 0 -> INVALID_ARGUMENT; PLEAT_BACKEND_CUDA on a build or
+ * machine without CUDA -> BACKEND_UNAVAILABLE; OUT_OF_MEMORY. *out is written
+ * only on success.
+ * The environment variable PLEAT_CPU_ISA (scalar, ...) forces the CPU kernel
+ * variant; a variant this build or CPU lacks -> BACKEND_UNAVAILABLE.
+ */
+PLEAT_API pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context **out);
+
+/** Destroys a context and joins its threads. NULL is fine. */
+PLEAT_API void pleat_context_destroy(pleat_context *ctx);
+
+/** The backend the context runs on (never AUTO); AUTO for a NULL ctx. */
+PLEAT_API pleat_backend pleat_context_backend(const pleat_context *ctx);
+
+/** A human-readable description, e.g. "cpu scalar, 2 threads"; owned by the
+ *  context, valid until it is destroyed; "" for a NULL ctx. */
+PLEAT_API const char *pleat_context_describe(const pleat_context *ctx);
+
+/** What a call works on. Start from pleat_default_params(). */
+typedef struct pleat_params {
+    /** Collision distance, in position units: a pair collides when
+     *  |x_j - x_i| <= distance. Finite, >= 0 and with distance^2 finite
+     *  (<= about 1.8e19). 0 finds nothing. Default 0. */
+    float distance;
+    /** Fraction of each pair's overlap removed per call, in [0, 1]; 1 puts a
+     *  colliding pair exactly distance apart. Default 1. */
+    float stiffness;
+    /** Optional: only these particles take part (default NULL = all of them).
+     *  Each index < count and given once. A non-NULL array with
+     *  num_indices = 0 means no particle takes part. */
+    const uint32_t *indices;
+    /** Number of entries in indices. Default 0. */
+    uint32_t num_indices;
+    /** Optional rest pose, 4 floats per particle (the 4th is ignored), same
+     *  count as the particles (default NULL). Pairs closer than distance at
+     *  rest (|r_j - r_i| < distance) never collide, so mesh neighbours do not
+     *  fight the cloth's own constraints. */
+    const float *rest_positions;
+} pleat_params;
+
+/** distance 0, stiffness 1, no indices, no rest positions. */
+PLEAT_API pleat_params pleat_default_params(void);
+
+/** What a call found. */
+typedef struct pleat_stats {
+    uint64_t pairs; /**< colliding pairs (coincident ones included) */
+    uint64_t tests; /**< candidate pairs whose distance was tested */
+} pleat_stats;
+
+/**
+ * One self-collision pass. particles: count x {x, y, z, inverse mass},
+ * positions corrected in place; inverse masses are never changed.
+ *
+ * Every colliding pair (i, j) contributes, from the positions at the start of
+ * the call (Jacobi), with diff = x_j - x_i and L = |diff|:
+ *     delta = stiffness / (w_i + w_j + FLT_EPSILON) * (L - distance) * diff / L
+ *     x_i += w_i * delta,  x_j -= w_j * delta
+ * and the sums are applied at the end. Coincident pairs (L = 0) count in
+ * stats but are not moved. Sums are kept in fixed point (a quantum of about
+ * distance * 2^-32), so the result does not depend on order or threads.
+ *
+ * stats may be NULL; it is written only on success.
+ * Errors (arrays untouched): ctx or params NULL, particles NULL with count > 0,
+ * distance or stiffness out of range, num_indices > 0 with indices NULL, a
+ * negative inverse mass -> INVALID_ARGUMENT; an index >= count or repeated ->
+ * BAD_INDEX; NaN/Inf in any of the 4 floats of a taking-part particle or in
+ * the x, y, z of its rest position -> NONFINITE_INPUT; OUT_OF_MEMORY.
+ * When several apply, the first of: INVALID_ARGUMENT (pointers and params),
+ * BAD_INDEX, NONFINITE_INPUT, INVALID_ARGUMENT (inverse mass).
+ */
+PLEAT_API pleat_status pleat_self_collide(pleat_context *ctx, float *particles, uint32_t count,
+                                          const pleat_params *params, pleat_stats *stats);
+
+/**
+ * Lists every colliding pair (the same pairs pleat_self_collide() would
+ * correct) as (i, j) with i < j, original particle indices, in ascending
+ * (i, j) order, 2 uint32 per pair: pairs[2k] = i, pairs[2k + 1] = j.
+ * capacity counts pairs, not uint32s.
+ *
+ * *num_pairs gets the total on success and on PLEAT_ERROR_CAPACITY; on other
+ * errors it is not written. pairs == NULL with capacity == 0 is a size query:
+ * PLEAT_OK. pairs == NULL with capacity > 0, or capacity < total:
+ * PLEAT_ERROR_CAPACITY and nothing written to pairs. Entries past the total
+ * are never written. num_pairs NULL -> INVALID_ARGUMENT; other errors as for
+ * pleat_self_collide().
+ */
+PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particles,
+                                        uint32_t count, const pleat_params *params,
+                                        uint32_t *pairs, size_t capacity, size_t *num_pairs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PLEAT_H */

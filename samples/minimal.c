@@ -1,0 +1,36 @@
+/* The smallest complete use of pleat: two particles closer than the collision
+ * distance are pushed apart to exactly that distance. */
+#include <pleat.h>
+
+#include <stdio.h>
+
+int main(void)
+{
+    pleat_context *ctx;
+    pleat_status s = pleat_context_create(NULL, &ctx); /* defaults: best backend */
+    if (s != PLEAT_OK) {
+        fprintf(stderr, "pleat: %s\n", pleat_status_string(s));
+        return 1;
+    }
+
+    float particles[] = {
+        0.0f, 0.0f, 0.0f, 1.0f, /* x, y, z, inverse mass */
+        0.5f, 0.0f, 0.0f, 1.0f,
+        5.0f, 0.0f, 0.0f, 0.0f, /* pinned, far away */
+    };
+    pleat_params params = pleat_default_params();
+    params.distance = 1.0f;
+
+    pleat_stats stats;
+    s = pleat_self_collide(ctx, particles, 3, &params, &stats);
+    if (s != PLEAT_OK) {
+        fprintf(stderr, "pleat: %s\n", pleat_status_string(s));
+        pleat_context_destroy(ctx);
+        return 1;
+    }
+    printf("%s: %llu pair(s); particle 0 at x = %g, particle 1 at x = %g\n",
+           pleat_context_describe(ctx), (unsigned long long)stats.pairs, particles[0],
+           particles[4]);
+    pleat_context_destroy(ctx);
+    return 0;
+}

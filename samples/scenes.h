@@ -1,0 +1,25 @@
+/* Generated cloth scenes shared by the samples, pleat-bench and the tests.
+ * Particles are 4 floats {x, y, z, inverse mass}; the caller owns the arrays
+ * (size them with 4 * count floats). */
+#ifndef PLEAT_SAMPLES_SCENES_H
+#define PLEAT_SAMPLES_SCENES_H
+
+#include <stdint.h>
+
+/* A res x res sheet with the given spacing, folded like an accordion into
+ * `layers` layers `gap` apart along z. rest (may be NULL) gets the flat sheet.
+ * Inverse mass 1. Count: res * res. */
+void pleat_scene_folded_sheet(uint32_t res, uint32_t layers, float spacing, float gap,
+                              float *particles, float *rest);
+
+/* count points uniform in a cube sized for about `neighbours` others within
+ * `distance` of each; inverse mass 1. seed: any value. */
+void pleat_scene_uniform_cloud(uint32_t count, float distance, float neighbours, uint64_t seed,
+                               float *particles);
+
+/* A small deterministic generator (splitmix64), for reproducible scenes. */
+uint64_t pleat_scene_random(uint64_t *state);
+/* Uniform in [0, 1). */
+float pleat_scene_uniform(uint64_t *state);
+
+#endif
