@@ -1,7 +1,15 @@
 #include "buffer.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+static atomic_size_t allocations;
+
+size_t pleat_buffer_allocations(void)
+{
+    return atomic_load(&allocations);
+}
 
 pleat_status pleat_buffer_reserve(pleat_buffer *buf, size_t count, size_t size)
 {
@@ -14,6 +22,7 @@ pleat_status pleat_buffer_reserve(pleat_buffer *buf, size_t count, size_t size)
     void *data = malloc(bytes);
     if (!data)
         return PLEAT_ERROR_OUT_OF_MEMORY;
+    atomic_fetch_add(&allocations, 1);
     free(buf->data);
     buf->data = data;
     buf->bytes = bytes;

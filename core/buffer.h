@@ -18,4 +18,8 @@ pleat_status pleat_buffer_reserve(pleat_buffer *buf, size_t count, size_t size);
 
 void pleat_buffer_free(pleat_buffer *buf);
 
+/* Scratch allocations made so far by every context (for the tests' check
+ * that steady-state calls allocate nothing). */
+size_t pleat_buffer_allocations(void);
+
 #endif

@@ -5,12 +5,14 @@
  * single IEEE-rounded float or double operation, in a fixed order, with no
  * contraction into FMA (the build passes -ffp-contract=off / -fmad=false).
  *
- * Correction of a colliding pair (i, j), diff = x_j - x_i, L = |diff| > 0:
+ * Correction of a colliding pair (i, j), diff = x_j - x_i != 0, L = |diff|:
  *     c = stiffness / (w_i + w_j + FLT_EPSILON) * (L - distance)
- *     delta = c * (diff * (1 / L))
+ *     delta = c * (diff / L)
  * This is the DESIGN.md formula with (1 - d / L) * diff regrouped as
  * (L - d) * (diff / L): every intermediate stays bounded by the distance, so a
- * tiny L next to a huge distance cannot overflow into Inf * 0 = NaN.
+ * tiny L next to a huge distance cannot overflow into Inf * 0 = NaN. L and
+ * diff / L come from diff scaled by a power of two, so a pair whose |diff|^2
+ * is subnormal still gets an accurate direction.
  *
  * Fixed point: corrections are summed per particle in int64 units of
  * quantum = 2^(e - 32), where distance lies in [2^(e-1), 2^e) (e >= -90 so
@@ -67,22 +69,39 @@ PLEAT_HD int pleat_pair_rest_ignored(float rest2, const pleat_pair_consts *k)
     return rest2 < k->distance2;
 }
 
+/* Length and direction of diff, accurate even where |diff|^2 would be
+ * subnormal: diff is first scaled by a power of two (exact) into [1, 2).
+ * Returns 0 for coincident particles (diff exactly zero). */
+PLEAT_HD int pleat_pair_direction(float dx, float dy, float dz, float *len, float dir[3])
+{
+    float big = fmaxf(fabsf(dx), fmaxf(fabsf(dy), fabsf(dz)));
+    if (big == 0.0f)
+        return 0;
+    int e;
+    frexpf(big, &e);
+    float u[3] = {ldexpf(dx, 1 - e), ldexpf(dy, 1 - e), ldexpf(dz, 1 - e)};
+    float l = sqrtf(pleat_length2(u[0], u[1], u[2]));
+    float inv = 1.0f / l;
+    for (int a = 0; a < 3; ++a)
+        dir[a] = u[a] * inv;
+    *len = ldexpf(l, e - 1);
+    return 1;
+}
+
 /* Fixed-point corrections of a colliding pair: x_i gets +ci, x_j gets -cj.
- * d2 = pleat_length2(dx, dy, dz). Coincident particles get zero. */
-PLEAT_HD void pleat_pair_correction(float dx, float dy, float dz, float d2, float wi, float wj,
+ * Coincident particles get zero. */
+PLEAT_HD void pleat_pair_correction(float dx, float dy, float dz, float wi, float wj,
                                     const pleat_pair_consts *k, int64_t ci[3], int64_t cj[3])
 {
-    if (d2 == 0.0f) {
+    float len, dir[3];
+    if (!pleat_pair_direction(dx, dy, dz, &len, dir)) {
         for (int a = 0; a < 3; ++a)
             ci[a] = cj[a] = 0;
         return;
     }
-    float len = sqrtf(d2);
-    float inv_len = 1.0f / len;
     float c = k->stiffness / (wi + wj + FLT_EPSILON) * (len - k->distance);
-    float diff[3] = {dx, dy, dz};
     for (int a = 0; a < 3; ++a) {
-        float delta = c * (diff[a] * inv_len);
+        float delta = c * dir[a];
         /* conversion truncates toward zero, the same on every target */
         ci[a] = (int64_t)(wi * delta * k->inv_quantum);
         cj[a] = (int64_t)(wj * delta * k->inv_quantum);

@@ -70,7 +70,7 @@ static void test_range(sweep_state *st, uint32_t a, uint32_t begin, uint32_t end
             *st->out++ = i < j ? (uint64_t)i << 32 | j : (uint64_t)j << 32 | i;
         } else if (f->mode == PLEAT_SWEEP_CORRECT) {
             int64_t ci[3], cj[3];
-            pleat_pair_correction(dx, dy, dz, d2, f->w[a], f->w[b], k, ci, cj);
+            pleat_pair_correction(dx, dy, dz, f->w[a], f->w[b], k, ci, cj);
             add_fixed(f->acc + 3 * (size_t)a, ci, +1, f->shared_acc);
             add_fixed(f->acc + 3 * (size_t)b, cj, -1, f->shared_acc);
         }

@@ -151,7 +151,7 @@ typedef struct pleat_stats {
  * the call (Jacobi), with diff = x_j - x_i and L = |diff|:
  *     delta = stiffness / (w_i + w_j + FLT_EPSILON) * (L - distance) * diff / L
  *     x_i += w_i * delta,  x_j -= w_j * delta
- * and the sums are applied at the end. Coincident pairs (L = 0) count in
+ * and the sums are applied at the end. Coincident pairs (diff = 0) count in
  * stats but are not moved. Sums are kept in fixed point (a quantum of about
  * distance * 2^-32), so the result does not depend on order or threads.
  *

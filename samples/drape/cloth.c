@@ -22,6 +22,8 @@ static const float sheet_size = 2.0f;    /* m, side of the square sheet */
 static const float max_speed = 3.0f;     /* m/s: a crude air drag; keeps layers from tunnelling */
 static const float damping = 0.5f;       /* 1/s, velocity damping */
 static const float friction = 0.1f;      /* fraction of tangential speed lost per substep in contact */
+static const float compress = 0.1f;      /* links resist compression at this fraction of their
+                                            stiffness, so the cloth buckles into folds easily */
 
 const char *cloth_scene_name(cloth_scene scene)
 {
@@ -73,7 +75,7 @@ static void add_link(cloth *c, uint32_t a, uint32_t b, float stiffness)
 static void build_links(cloth *c)
 {
     const uint32_t n = (uint32_t)c->res;
-    const float stretch = 1.0f, shear = 0.8f, bend = 0.15f;
+    const float stretch = 1.0f, shear = 0.8f, bend = 0.02f;
     for (uint32_t j = 0; j < n; j++)
         for (uint32_t i = 0; i < n; i++) {
             uint32_t p = j * n + i;
@@ -117,32 +119,25 @@ static void place_sphere_scene(cloth *c)
     }
 }
 
-/* pile: the sheet hangs vertically in a wavy (accordion) shape, its lower
- * edge just above the ground, and falls: the folds collapse onto each other.
- * Rows are spaced along the wave so that they keep their rest distance. */
+/* pile: the sheet rolled into an open tube (its side edges meet but are not
+ * joined) standing on the ground. Released, it collapses under its own
+ * weight into a ring-shaped pile of folds, like a dropped skirt. A small
+ * ripple in the radius makes it buckle unevenly. */
 static void place_pile_scene(cloth *c)
 {
     const uint32_t n = (uint32_t)c->res;
-    const float amplitude = 0.06f, wavelength = 0.35f;
-    const float k = 2.0f * PI_F / wavelength;
+    /* neighbours around the tube keep their rest distance */
+    const float radius = c->edge / (2.0f * sinf(PI_F / (float)n));
     uint32_t seed = 12345u;
-    float y = 0.05f;
-    for (uint32_t j = 0; j < n; j++) {
-        if (j > 0) { /* advance along the curve z = A sin(k y) by one edge */
-            for (int s = 0; s < 8; s++) {
-                float slope = amplitude * k * cosf(k * y);
-                y += c->edge / 8.0f / sqrtf(1.0f + slope * slope);
-            }
-        }
+    for (uint32_t j = 0; j < n; j++)
         for (uint32_t i = 0; i < n; i++) {
             float *q = c->particles + 4 * ((size_t)j * n + i);
-            float x = (float)i * c->edge - 0.5f * sheet_size;
-            float twist = 0.1f * x; /* the waves turn slowly across the sheet */
-            q[0] = x + 0.002f * jitter(&seed);
-            q[1] = y + 0.002f * jitter(&seed);
-            q[2] = amplitude * sinf(k * y + twist) + 0.002f * jitter(&seed);
+            float a = 2.0f * PI_F * (float)i / (float)n, y = c->thickness + (float)j * c->edge;
+            float r = radius + 0.01f * sinf(7.0f * a) + 0.02f * sinf(2.0f * PI_F * y / 0.3f);
+            q[0] = r * cosf(a) + 0.001f * jitter(&seed);
+            q[1] = y;
+            q[2] = r * sinf(a) + 0.001f * jitter(&seed);
         }
-    }
 }
 
 int cloth_init(cloth *c, cloth_scene scene, int res, int self_collision)
@@ -213,7 +208,9 @@ static void solve_links(cloth *c)
         float w = a[3] + b[3];
         if (len < 1e-12f || w <= 0.0f)
             continue;
-        float s = c->link_stiffness[k] * (len - c->link_length[k]) / (len * w);
+        float stretch = len - c->link_length[k];
+        float stiffness = stretch > 0.0f ? c->link_stiffness[k] : c->link_stiffness[k] * compress;
+        float s = stiffness * stretch / (len * w);
         a[0] += a[3] * s * dx, a[1] += a[3] * s * dy, a[2] += a[3] * s * dz;
         b[0] -= b[3] * s * dx, b[1] -= b[3] * s * dy, b[2] -= b[3] * s * dz;
     }

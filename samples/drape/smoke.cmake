@@ -1,0 +1,40 @@
+# Run by the drape_smoke test: cmake -DDRAPE=<pleat-drape> -DOUT=<dir> -P smoke.cmake
+file(REMOVE_RECURSE "${OUT}")
+
+execute_process(
+  COMMAND "${DRAPE}" --res 24 --frames 20 --out "${OUT}"
+  RESULT_VARIABLE rc
+  OUTPUT_VARIABLE out
+  ERROR_VARIABLE err)
+message("${out}${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "pleat-drape exited with ${rc}")
+endif()
+if(NOT out MATCHES "interpenetrations")
+  message(FATAL_ERROR "pleat-drape printed no summary")
+endif()
+
+foreach(scene sphere pile)
+  foreach(ext png obj)
+    set(file "${OUT}/drape-${scene}.${ext}")
+    if(NOT EXISTS "${file}")
+      message(FATAL_ERROR "missing ${file}")
+    endif()
+    file(SIZE "${file}" size)
+    if(size EQUAL 0)
+      message(FATAL_ERROR "empty ${file}")
+    endif()
+  endforeach()
+  file(READ "${OUT}/drape-${scene}.png" signature LIMIT 8 HEX)
+  if(NOT signature STREQUAL "89504e470d0a1a0a")
+    message(FATAL_ERROR "drape-${scene}.png is not a PNG")
+  endif()
+endforeach()
+
+execute_process(
+  COMMAND "${DRAPE}" --no-such-option
+  RESULT_VARIABLE rc
+  OUTPUT_QUIET ERROR_QUIET)
+if(NOT rc EQUAL 2)
+  message(FATAL_ERROR "a bad option gave exit status ${rc}, expected 2")
+endif()

@@ -1,0 +1,116 @@
+/* Version, status strings, defaults and context creation. */
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+Test(api, version)
+{
+    char expect[32];
+    snprintf(expect, sizeof expect, "%d.%d.%d", PLEAT_VERSION_MAJOR, PLEAT_VERSION_MINOR,
+             PLEAT_VERSION_PATCH);
+    cr_assert_str_eq(pleat_version(), expect);
+    cr_assert_str_eq(PLEAT_VERSION_STRING, expect);
+}
+
+Test(api, status_strings_never_empty_and_distinct)
+{
+    const char *seen[PLEAT_ERROR_DEVICE + 1];
+    for (int s = PLEAT_OK; s <= PLEAT_ERROR_DEVICE; ++s) {
+        seen[s] = pleat_status_string((pleat_status)s);
+        cr_assert(seen[s] && *seen[s]);
+        for (int t = 0; t < s; ++t)
+            cr_assert_str_neq(seen[s], seen[t]);
+    }
+    const char *unknown = pleat_status_string((pleat_status)1234);
+    cr_assert(unknown && *unknown);
+    unknown = pleat_status_string((pleat_status)-1);
+    cr_assert(unknown && *unknown);
+}
+
+Test(api, defaults)
+{
+    pleat_context_desc d = pleat_default_context_desc();
+    cr_assert(d.backend == PLEAT_BACKEND_AUTO && d.cpu_threads == 0 && d.cuda_device == 0);
+    pleat_params p = pleat_default_params();
+    cr_assert(p.distance == 0.0f && p.stiffness == 1.0f && !p.indices && p.num_indices == 0 &&
+              !p.rest_positions);
+}
+
+Test(api, context_create_and_describe)
+{
+    pleat_context *ctx = NULL;
+    cr_assert_eq(pleat_context_create(NULL, &ctx), PLEAT_OK);
+    cr_assert_eq(pleat_context_backend(ctx), PLEAT_BACKEND_CPU);
+    cr_assert(strncmp(pleat_context_describe(ctx), "cpu ", 4) == 0);
+    pleat_context_destroy(ctx);
+
+    ctx = cpu_context(3);
+    cr_assert(strstr(pleat_context_describe(ctx), "3 threads"), "%s", pleat_context_describe(ctx));
+    pleat_context_destroy(ctx);
+    ctx = cpu_context(1);
+    cr_assert(strstr(pleat_context_describe(ctx), "1 thread"));
+    pleat_context_destroy(ctx);
+
+    cr_assert_eq(pleat_context_backend(NULL), PLEAT_BACKEND_AUTO);
+    cr_assert_str_eq(pleat_context_describe(NULL), "");
+    pleat_context_destroy(NULL);
+}
+
+Test(api, context_create_errors)
+{
+    pleat_context *ctx = (pleat_context *)0x1;
+    pleat_context_desc d = pleat_default_context_desc();
+    cr_assert_eq(pleat_context_create(&d, NULL), PLEAT_ERROR_INVALID_ARGUMENT);
+    d.cpu_threads = -1;
+    cr_assert_eq(pleat_context_create(&d, &ctx), PLEAT_ERROR_INVALID_ARGUMENT);
+    d.cpu_threads = PLEAT_MAX_CPU_THREADS + 1;
+    cr_assert_eq(pleat_context_create(&d, &ctx), PLEAT_ERROR_INVALID_ARGUMENT);
+    d = pleat_default_context_desc();
+    d.cuda_device = -1;
+    cr_assert_eq(pleat_context_create(&d, &ctx), PLEAT_ERROR_INVALID_ARGUMENT);
+    d = pleat_default_context_desc();
+    d.backend = (pleat_backend)7;
+    cr_assert_eq(pleat_context_create(&d, &ctx), PLEAT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(ctx, (pleat_context *)0x1, "*out is written only on success");
+}
+
+Test(api, cuda_without_cuda_is_unavailable)
+{
+    pleat_context_desc d = pleat_default_context_desc();
+    d.backend = PLEAT_BACKEND_CUDA;
+    pleat_context *ctx = NULL;
+    pleat_status s = pleat_context_create(&d, &ctx);
+    cr_assert_eq(s, PLEAT_ERROR_BACKEND_UNAVAILABLE, "%s", pleat_status_string(s));
+    cr_assert_null(ctx);
+}
+
+Test(api, forced_isa)
+{
+    pleat_context *ctx = NULL;
+    setenv("PLEAT_CPU_ISA", "no-such-isa", 1);
+    cr_assert_eq(pleat_context_create(NULL, &ctx), PLEAT_ERROR_BACKEND_UNAVAILABLE);
+    setenv("PLEAT_CPU_ISA", "scalar", 1);
+    cr_assert_eq(pleat_context_create(NULL, &ctx), PLEAT_OK);
+    cr_assert(strstr(pleat_context_describe(ctx), "scalar"));
+    pleat_context_destroy(ctx);
+    unsetenv("PLEAT_CPU_ISA");
+}
+
+Test(api, many_contexts_in_parallel_threads_are_independent)
+{
+    /* two contexts, each with workers, alive at once */
+    pleat_context *a = cpu_context(2), *b = cpu_context(3);
+    float pts[] = {0, 0, 0, 1, 0.5f, 0, 0, 1};
+    float pts2[8];
+    memcpy(pts2, pts, sizeof pts);
+    pleat_params p = pleat_default_params();
+    p.distance = 1.0f;
+    cr_assert_eq(pleat_self_collide(a, pts, 2, &p, NULL), PLEAT_OK);
+    cr_assert_eq(pleat_self_collide(b, pts2, 2, &p, NULL), PLEAT_OK);
+    cr_assert(memcmp(pts, pts2, sizeof pts) == 0);
+    pleat_context_destroy(a);
+    pleat_context_destroy(b);
+}

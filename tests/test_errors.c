@@ -1,0 +1,237 @@
+/* Every bad input gets its status and leaves the caller's arrays bit for bit
+ * unchanged, through both entry points. */
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#define N 6
+
+typedef struct fixture {
+    float particles[4 * N];
+    float rest[4 * N];
+    uint32_t indices[N];
+    uint32_t pairs[2 * 64];
+} fixture;
+
+static void fill(fixture *f)
+{
+    for (int i = 0; i < N; ++i) {
+        float *p = f->particles + 4 * i;
+        p[0] = 0.1f * (float)i; /* all within 1.0 of each other */
+        p[1] = 0.05f * (float)i;
+        p[2] = 0.0f;
+        p[3] = 1.0f;
+        memcpy(f->rest + 4 * i, p, 4 * sizeof(float));
+        f->rest[4 * i] *= 20.0f; /* apart at rest, so pairs collide */
+        f->indices[i] = (uint32_t)(N - 1 - i);
+    }
+    memset(f->pairs, 0xab, sizeof f->pairs);
+}
+
+/* Runs both entry points on f with params p and checks status and bits. */
+static void expect(pleat_status want, fixture *f, uint32_t count, const pleat_params *p,
+                   const char *what)
+{
+    pleat_context *ctx = cpu_context(2);
+    fixture before = *f;
+    pleat_stats stats = {12345, 678};
+    pleat_status s = pleat_self_collide(ctx, f->particles, count, p, &stats);
+    cr_assert_eq(s, want, "%s: self_collide gave '%s', want '%s'", what, pleat_status_string(s),
+                 pleat_status_string(want));
+    cr_assert(memcmp(&before, f, sizeof *f) == 0, "%s: self_collide changed the arrays", what);
+    cr_assert(stats.pairs == 12345 && stats.tests == 678, "%s: stats written on error", what);
+
+    size_t num = 777;
+    s = pleat_find_pairs(ctx, f->particles, count, p, f->pairs, 64, &num);
+    cr_assert_eq(s, want, "%s: find_pairs gave '%s'", what, pleat_status_string(s));
+    cr_assert(memcmp(&before, f, sizeof *f) == 0, "%s: find_pairs changed the arrays", what);
+    cr_assert_eq(num, 777, "%s: num_pairs written on error", what);
+    pleat_context_destroy(ctx);
+}
+
+static pleat_params good_params(fixture *f)
+{
+    pleat_params p = pleat_default_params();
+    p.distance = 1.0f;
+    p.rest_positions = f->rest;
+    p.indices = f->indices;
+    p.num_indices = N;
+    return p;
+}
+
+Test(errors, baseline_is_valid_and_moves)
+{
+    fixture f;
+    fill(&f);
+    pleat_params p = good_params(&f);
+    pleat_context *ctx = cpu_context(1);
+    fixture before = f;
+    pleat_stats st;
+    cr_assert_eq(pleat_self_collide(ctx, f.particles, N, &p, &st), PLEAT_OK);
+    cr_assert_gt(st.pairs, 0);
+    cr_assert(memcmp(before.particles, f.particles, sizeof f.particles) != 0);
+    pleat_context_destroy(ctx);
+}
+
+Test(errors, null_pointers)
+{
+    fixture f;
+    fill(&f);
+    pleat_params p = good_params(&f);
+    pleat_context *ctx = cpu_context(1);
+    size_t num;
+    cr_assert_eq(pleat_self_collide(NULL, f.particles, N, &p, NULL), PLEAT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(pleat_self_collide(ctx, f.particles, N, NULL, NULL), PLEAT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(pleat_self_collide(ctx, NULL, N, &p, NULL), PLEAT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(pleat_find_pairs(NULL, f.particles, N, &p, NULL, 0, &num),
+                 PLEAT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(pleat_find_pairs(ctx, NULL, N, &p, NULL, 0, &num), PLEAT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(pleat_find_pairs(ctx, f.particles, N, &p, NULL, 0, NULL),
+                 PLEAT_ERROR_INVALID_ARGUMENT);
+    /* count 0 needs no particles */
+    pleat_params plain = pleat_default_params();
+    plain.distance = 1.0f;
+    cr_assert_eq(pleat_self_collide(ctx, NULL, 0, &plain, NULL), PLEAT_OK);
+    cr_assert_eq(pleat_find_pairs(ctx, NULL, 0, &plain, NULL, 0, &num), PLEAT_OK);
+    cr_assert_eq(num, 0);
+    pleat_context_destroy(ctx);
+}
+
+Test(errors, bad_distance)
+{
+    const float bad[] = {-1.0f, -0.0001f, NAN, INFINITY, -INFINITY, 1e20f, FLT_MAX};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
+        fixture f;
+        fill(&f);
+        pleat_params p = good_params(&f);
+        p.distance = bad[k];
+        char what[64];
+        snprintf(what, sizeof what, "distance %g", bad[k]);
+        expect(PLEAT_ERROR_INVALID_ARGUMENT, &f, N, &p, what);
+    }
+}
+
+Test(errors, bad_stiffness)
+{
+    const float bad[] = {-0.001f, 1.0001f, NAN, INFINITY, -INFINITY};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
+        fixture f;
+        fill(&f);
+        pleat_params p = good_params(&f);
+        p.stiffness = bad[k];
+        expect(PLEAT_ERROR_INVALID_ARGUMENT, &f, N, &p, "stiffness");
+    }
+}
+
+Test(errors, nonfinite_particle_any_component)
+{
+    const float bad[] = {NAN, INFINITY, -INFINITY};
+    for (int c = 0; c < 4; ++c)
+        for (size_t k = 0; k < 3; ++k) {
+            fixture f;
+            fill(&f);
+            f.particles[4 * 3 + c] = bad[k];
+            pleat_params p = good_params(&f);
+            char what[64];
+            snprintf(what, sizeof what, "particle component %d = %g", c, bad[k]);
+            expect(PLEAT_ERROR_NONFINITE_INPUT, &f, N, &p, what);
+        }
+}
+
+Test(errors, nonfinite_rest_position)
+{
+    for (int c = 0; c < 3; ++c) {
+        fixture f;
+        fill(&f);
+        f.rest[4 * 2 + c] = NAN;
+        pleat_params p = good_params(&f);
+        expect(PLEAT_ERROR_NONFINITE_INPUT, &f, N, &p, "rest NaN");
+    }
+    /* the rest w is ignored */
+    fixture f;
+    fill(&f);
+    f.rest[4 * 2 + 3] = NAN;
+    pleat_params p = good_params(&f);
+    pleat_context *ctx = cpu_context(1);
+    cr_assert_eq(pleat_self_collide(ctx, f.particles, N, &p, NULL), PLEAT_OK);
+    pleat_context_destroy(ctx);
+}
+
+Test(errors, nonfinite_outside_subset_is_ignored)
+{
+    fixture f;
+    fill(&f);
+    f.particles[4 * 5] = NAN;
+    f.rest[4 * 5] = INFINITY;
+    pleat_params p = good_params(&f);
+    p.num_indices = N - 1;
+    f.indices[0] = 0; /* indices 0, 4, 3, 2, 1: particle 5 left out */
+    pleat_context *ctx = cpu_context(1);
+    cr_assert_eq(pleat_self_collide(ctx, f.particles, N, &p, NULL), PLEAT_OK);
+    cr_assert(isnan(f.particles[4 * 5]));
+    pleat_context_destroy(ctx);
+}
+
+Test(errors, negative_inverse_mass)
+{
+    fixture f;
+    fill(&f);
+    f.particles[4 * 4 + 3] = -1e-30f;
+    pleat_params p = good_params(&f);
+    expect(PLEAT_ERROR_INVALID_ARGUMENT, &f, N, &p, "negative mass");
+}
+
+Test(errors, bad_indices)
+{
+    fixture f;
+    fill(&f);
+    pleat_params p = good_params(&f);
+    f.indices[2] = N;
+    expect(PLEAT_ERROR_BAD_INDEX, &f, N, &p, "index == count");
+    fill(&f);
+    f.indices[2] = UINT32_MAX;
+    expect(PLEAT_ERROR_BAD_INDEX, &f, N, &p, "index huge");
+    fill(&f);
+    f.indices[4] = f.indices[1];
+    expect(PLEAT_ERROR_BAD_INDEX, &f, N, &p, "repeated index");
+    fill(&f);
+    expect(PLEAT_ERROR_BAD_INDEX, &f, 0, &p, "any index with count 0");
+    fill(&f);
+    p.indices = NULL;
+    expect(PLEAT_ERROR_INVALID_ARGUMENT, &f, N, &p, "num_indices without indices");
+}
+
+/* When several problems apply, the documented priority decides. */
+Test(errors, priority_of_statuses)
+{
+    fixture f;
+    fill(&f);
+    f.indices[0] = 99;            /* BAD_INDEX */
+    f.particles[4 * 2] = NAN;     /* NONFINITE */
+    f.particles[4 * 3 + 3] = -1;  /* negative mass */
+    pleat_params p = good_params(&f);
+    expect(PLEAT_ERROR_BAD_INDEX, &f, N, &p, "index before NaN");
+    f.indices[0] = N - 1;
+    expect(PLEAT_ERROR_NONFINITE_INPUT, &f, N, &p, "NaN before negative mass");
+    p.stiffness = 2.0f;
+    expect(PLEAT_ERROR_INVALID_ARGUMENT, &f, N, &p, "params first");
+}
+
+Test(errors, empty_subset_is_valid)
+{
+    fixture f;
+    fill(&f);
+    pleat_params p = good_params(&f);
+    p.num_indices = 0;
+    pleat_context *ctx = cpu_context(1);
+    fixture before = f;
+    pleat_stats st;
+    cr_assert_eq(pleat_self_collide(ctx, f.particles, N, &p, &st), PLEAT_OK);
+    cr_assert_eq(st.pairs, 0);
+    cr_assert(memcmp(&before, &f, sizeof f) == 0);
+    pleat_context_destroy(ctx);
+}

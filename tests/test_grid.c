@@ -1,0 +1,185 @@
+/* Grid setup and keys (core/grid.h, shared with CUDA). */
+#include "core/grid.h"
+#include "scenes.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+
+Test(grid, sweep_axis_tie_rule)
+{
+    cr_assert_eq(pleat_sweep_axis(1, 1, 1), 2);
+    cr_assert_eq(pleat_sweep_axis(2, 2, 1), 1);
+    cr_assert_eq(pleat_sweep_axis(2, 1, 2), 2);
+    cr_assert_eq(pleat_sweep_axis(3, 1, 2), 0);
+    cr_assert_eq(pleat_sweep_axis(1, 3, 3), 2);
+    cr_assert_eq(pleat_sweep_axis(1, 3, 2), 1);
+    cr_assert_eq(pleat_sweep_axis(1, 2, 3), 2);
+    float lo[3] = {0, 0, 0}, hi[3] = {1, 5, 2};
+    pleat_grid g = pleat_grid_setup(lo, hi, 0.1f);
+    cr_assert(g.sweep == 1 && g.hash0 == 2 && g.hash1 == 0);
+}
+
+Test(grid, cell_sizes)
+{
+    float lo[3] = {-1, 0, 0}, hi[3] = {1, 100, 4};
+    /* distance larger than edge / 253 on the hash axes: cells of distance * margin */
+    pleat_grid g = pleat_grid_setup(lo, hi, 0.5f);
+    cr_assert_eq(g.sweep, 1);
+    cr_assert_float_eq(1.0f / g.scale[0], 0.5f * PLEAT_HASH_MARGIN, 1e-6f);
+    cr_assert_float_eq(1.0f / g.scale[2], 0.5f * PLEAT_HASH_MARGIN, 1e-6f);
+    cr_assert_float_eq(g.scale[1], 65533.0f / 100.0f, 1e-2f);
+    cr_assert_eq(g.sweep_reach, 2u + (uint32_t)(655.33f * 0.5f + PLEAT_SWEEP_SLACK));
+    /* distance smaller: cells of edge / 253 */
+    g = pleat_grid_setup(lo, hi, 0.001f);
+    cr_assert_float_eq(1.0f / g.scale[0], 2.0f / 253.0f, 1e-6f);
+    cr_assert_float_eq(1.0f / g.scale[2], 4.0f / 253.0f, 1e-6f);
+    cr_assert_eq(g.sweep_reach, 2u);
+}
+
+Test(grid, flat_and_point_boxes)
+{
+    float lo[3] = {3, 3, 3}, hi[3] = {3, 3, 3};
+    pleat_grid g = pleat_grid_setup(lo, hi, 0.25f);
+    for (int a = 0; a < 3; ++a)
+        cr_assert(isfinite(g.scale[a]) && g.scale[a] > 0.0f);
+    cr_assert_eq(pleat_grid_key(&g, 3, 3, 3), 1u | 1u << 16 | 1u << 24);
+    cr_assert_leq(g.sweep_reach, 2u + PLEAT_SWEEP_CELLS);
+    float lo2[3] = {0, 0, 7}, hi2[3] = {10, 20, 7}; /* a plane z = 7 */
+    g = pleat_grid_setup(lo2, hi2, 0.25f);
+    cr_assert_eq(g.sweep, 1);
+    uint32_t k = pleat_grid_key(&g, 10, 20, 7);
+    cr_assert_eq(k & 0xffff, PLEAT_SWEEP_CELLS + 1);
+}
+
+Test(grid, clamping_keeps_sentinels_empty)
+{
+    float lo[3] = {0, 0, 0}, hi[3] = {10, 1, 1};
+    pleat_grid g = pleat_grid_setup(lo, hi, 0.001f);
+    const float probes[][3] = {{-1e30f, -5, -5}, {1e30f, 50, 50}, {10, 1, 1}, {0, 0, 0},
+                               {-INFINITY, INFINITY, 0}};
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; ++i) {
+        uint32_t k = pleat_grid_key(&g, probes[i][0], probes[i][1], probes[i][2]);
+        uint32_t s = k & 0xffff, h0 = (k >> 16) & 0xff, h1 = k >> 24;
+        cr_assert(s >= 1 && s <= PLEAT_SWEEP_CELLS + 1, "sweep cell %u", s);
+        cr_assert(h0 >= 1 && h0 <= PLEAT_HASH_CELLS + 1, "hash0 cell %u", h0);
+        cr_assert(h1 >= 1 && h1 <= PLEAT_HASH_CELLS + 1, "hash1 cell %u", h1);
+    }
+    cr_assert_eq(pleat_grid_key(&g, -1, -1, -1), 1u | 1u << 16 | 1u << 24);
+}
+
+Test(grid, huge_distance_reach_is_clamped)
+{
+    float lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+    pleat_grid g = pleat_grid_setup(lo, hi, 1e19f);
+    cr_assert_eq(g.sweep_reach, 2u + PLEAT_SWEEP_CELLS);
+    uint32_t first, last, key = 5u | 7u << 16 | 9u << 24;
+    pleat_key_range(key, g.sweep_reach, &first, &last);
+    cr_assert_eq(first, key & ~0xffffu);
+    cr_assert_eq(last, key | 0xffffu);
+}
+
+Test(grid, key_range_stays_in_column)
+{
+    uint32_t col = 3u << 16 | 200u << 24, first, last;
+    pleat_key_range(col | 1u, 10, &first, &last);
+    cr_assert_eq(first, col);
+    cr_assert_eq(last, col | 11u);
+    pleat_key_range(col | 0xfffeu, 10, &first, &last);
+    cr_assert_eq(first, col | (0xfffeu - 10));
+    cr_assert_eq(last, col | 0xffffu);
+}
+
+/* The margins: any two points at most `distance` apart land in neighbouring
+ * hash cells and within the sweep reach, for boxes far from the origin and
+ * of every aspect. */
+Test(grid, close_points_are_neighbours)
+{
+    uint64_t rng = 2024;
+    for (int box = 0; box < 200; ++box) {
+        float offset = (pleat_scene_uniform(&rng) - 0.5f) * 2e5f;
+        float lo[3], hi[3];
+        for (int a = 0; a < 3; ++a) {
+            lo[a] = offset + pleat_scene_uniform(&rng);
+            hi[a] = lo[a] + powf(10.0f, 3.0f * pleat_scene_uniform(&rng));
+        }
+        float d = powf(10.0f, -2.0f + 2.0f * pleat_scene_uniform(&rng));
+        pleat_grid g = pleat_grid_setup(lo, hi, d);
+        for (int t = 0; t < 2000; ++t) {
+            float p[3], q[3], dir[3], len = 0;
+            for (int a = 0; a < 3; ++a) {
+                p[a] = lo[a] + pleat_scene_uniform(&rng) * (hi[a] - lo[a]);
+                dir[a] = pleat_scene_uniform(&rng) - 0.5f;
+                len += dir[a] * dir[a];
+            }
+            len = sqrtf(len);
+            for (int a = 0; a < 3; ++a)
+                q[a] = p[a] + dir[a] / len * d;
+            float l2 = (q[0] - p[0]) * (q[0] - p[0]) + (q[1] - p[1]) * (q[1] - p[1]);
+            l2 = l2 + (q[2] - p[2]) * (q[2] - p[2]);
+            if (!(l2 <= d * d))
+                continue; /* rounding put it outside: not a pair */
+            uint32_t kp = pleat_grid_key(&g, p[0], p[1], p[2]);
+            uint32_t kq = pleat_grid_key(&g, q[0], q[1], q[2]);
+            int dh0 = (int)((kp >> 16) & 0xff) - (int)((kq >> 16) & 0xff);
+            int dh1 = (int)(kp >> 24) - (int)(kq >> 24);
+            int ds = (int)(kp & 0xffff) - (int)(kq & 0xffff);
+            cr_assert(abs(dh0) <= 1 && abs(dh1) <= 1, "box %d: hash cells %d %d apart", box, dh0,
+                      dh1);
+            cr_assert(abs(ds) < (int)g.sweep_reach, "box %d: sweep cells %d apart, reach %u", box,
+                      ds, g.sweep_reach);
+        }
+    }
+}
+
+/* Adversarial version of the above: particles just below a cell boundary and
+ * partners exactly (or one ulp less than) the distance away along one axis,
+ * with distances that make the scaled gap land just below an integer. These
+ * are the pairs that float rounding loses without the margins. */
+static void check_axis_pairs(const pleat_grid *g, const float lo[3], float d, int axis)
+{
+    float cell = 1.0f / g->scale[axis];
+    int cells = axis == g->sweep ? 2000 : (int)PLEAT_HASH_CELLS;
+    for (int k = 1; k < cells; ++k) {
+        float base = lo[axis] + (float)k * cell;
+        float p = base;
+        for (int step = 0; step < 6; ++step, p = nextafterf(p, -INFINITY)) {
+            float q = p + d;
+            while ((q - p) * (q - p) > d * d)
+                q = nextafterf(q, -INFINITY);
+            float pp[3] = {lo[0], lo[1], lo[2]}, qq[3] = {lo[0], lo[1], lo[2]};
+            pp[axis] = p;
+            qq[axis] = q;
+            uint32_t kp = pleat_grid_key(g, pp[0], pp[1], pp[2]);
+            uint32_t kq = pleat_grid_key(g, qq[0], qq[1], qq[2]);
+            int dh0 = (int)((kq >> 16) & 0xff) - (int)((kp >> 16) & 0xff);
+            int dh1 = (int)(kq >> 24) - (int)(kp >> 24);
+            int ds = (int)(kq & 0xffff) - (int)(kp & 0xffff);
+            cr_assert(dh0 <= 1 && dh1 <= 1, "axis %d cell %d: hash cells %d %d apart", axis, k,
+                      dh0, dh1);
+            cr_assert(ds < (int)g->sweep_reach, "cell %d: sweep cells %d apart, reach %u", k, ds,
+                      g->sweep_reach);
+        }
+    }
+}
+
+Test(grid, boundary_pairs_are_neighbours)
+{
+    const float offsets[] = {0.0f, 1e3f, -7.5e4f, 1e5f};
+    for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; ++o) {
+        float lo[3] = {offsets[o], offsets[o] + 1, offsets[o] - 2};
+        float hi[3] = {lo[0] + 3000.0f, lo[1] + 20.0f, lo[2] + 10.0f};
+        /* hash cells = distance (distance > edge / 253) */
+        for (float d = 0.1f; d < 1.0f; d += 0.0731f) {
+            pleat_grid g = pleat_grid_setup(lo, hi, d);
+            check_axis_pairs(&g, lo, d, g.hash0);
+            check_axis_pairs(&g, lo, d, g.hash1);
+        }
+        /* sweep reach: distances whose scaled size is just below an integer */
+        pleat_grid g0 = pleat_grid_setup(lo, hi, 1.0f);
+        for (int cells = 1; cells < 40; cells += 3) {
+            float d = nextafterf((float)cells / g0.scale[g0.sweep], -INFINITY);
+            pleat_grid g = pleat_grid_setup(lo, hi, d);
+            check_axis_pairs(&g, lo, d, g.sweep);
+        }
+    }
+}

@@ -1,0 +1,188 @@
+/* pleat_self_collide against a double-precision Jacobi reference, and the
+ * response rules: pinned particles, coincident pairs, masses untouched. */
+#include "scenes.h"
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Error budget per coordinate: each pair's float correction is off by a few
+ * float roundings of a value below the distance (bounded by d * 2^-19 with
+ * room) plus a fixed-point quantum (d * 2^-32); the result is rounded once. */
+static double tolerance(double ref, uint32_t pairs_of_particle, float distance)
+{
+    double ulp = nextafterf((float)fabs(ref), INFINITY) - (float)fabs(ref);
+    return ulp + pairs_of_particle * (double)distance * 0x1p-19;
+}
+
+static void check_against_reference(pleat_context *ctx, const scene *s, const pleat_params *p,
+                                    const char *what)
+{
+    size_t np;
+    uint32_t *pairs = brute_force_pairs(s->particles, s->count, p, &np);
+    double *ref = malloc((size_t)s->count * 4 * sizeof *ref);
+    uint32_t *degree = calloc(s->count + 1, sizeof *degree);
+    cr_assert(ref && degree);
+    reference_response(s->particles, s->count, p, pairs, np, ref);
+    for (size_t k = 0; k < 2 * np; ++k)
+        degree[pairs[k]]++;
+
+    float *got = copy_floats(s->particles, (size_t)s->count * 4);
+    pleat_stats stats;
+    cr_assert_eq(pleat_self_collide(ctx, got, s->count, p, &stats), PLEAT_OK);
+    cr_assert_eq(stats.pairs, np);
+    size_t moved = 0;
+    for (uint32_t i = 0; i < s->count; ++i) {
+        const float *in = s->particles + 4 * (size_t)i;
+        const float *out = got + 4 * (size_t)i;
+        cr_assert(memcmp(&in[3], &out[3], sizeof(float)) == 0, "%s: mass of %u changed", what, i);
+        if (in[3] == 0.0f || degree[i] == 0)
+            cr_assert(memcmp(in, out, 4 * sizeof(float)) == 0, "%s: %u must not move", what, i);
+        for (int c = 0; c < 3; ++c) {
+            double r = ref[4 * (size_t)i + c];
+            double err = fabs((double)out[c] - r);
+            cr_assert(err <= tolerance(r, degree[i], p->distance),
+                      "%s: particle %u axis %d: %.9g vs reference %.9g (%u pairs)", what, i, c,
+                      out[c], r, degree[i]);
+            moved += out[c] != in[c];
+        }
+    }
+    if (np > 10 && p->stiffness > 0.0f)
+        cr_assert_gt(moved, 0, "%s: nothing moved", what);
+    free(got);
+    free(degree);
+    free(ref);
+    free(pairs);
+}
+
+Test(response, matches_double_reference_on_all_scenes)
+{
+    pleat_context *ctx = cpu_context(2);
+    uint64_t rng = 777;
+    for (int kind = 0; kind < SCENE_KIND_COUNT; ++kind) {
+        for (int rep = 0; rep < 4; ++rep) {
+            uint32_t n = 100 + (uint32_t)(pleat_scene_random(&rng) % 1200);
+            scene s = scene_make((scene_kind)kind, n, rep % 2, pleat_scene_random(&rng));
+            pleat_params p = pleat_default_params();
+            p.distance = s.distance;
+            p.stiffness = rep < 2 ? 1.0f : pleat_scene_uniform(&rng);
+            p.rest_positions = s.rest;
+            uint32_t *subset = NULL;
+            if (rep == 3) {
+                subset = random_subset(s.count, pleat_scene_random(&rng), &p.num_indices);
+                p.indices = subset;
+            }
+            char what[96];
+            snprintf(what, sizeof what, "%s n=%u rep=%d", scene_name(kind), s.count, rep);
+            check_against_reference(ctx, &s, &p, what);
+            free(subset);
+            scene_free(&s);
+        }
+    }
+    pleat_context_destroy(ctx);
+}
+
+Test(response, full_stiffness_pair_ends_at_distance)
+{
+    pleat_context *ctx = cpu_context(1);
+    float pts[] = {0.1f, 0.2f, 0.3f, 1.0f, 0.5f, 0.4f, 0.1f, 3.0f};
+    pleat_params p = pleat_default_params();
+    p.distance = 1.25f;
+    cr_assert_eq(pleat_self_collide(ctx, pts, 2, &p, NULL), PLEAT_OK);
+    double dx = pts[4] - pts[0], dy = pts[5] - pts[1], dz = pts[6] - pts[2];
+    cr_assert_float_eq(sqrt(dx * dx + dy * dy + dz * dz), 1.25, 1e-6);
+    pleat_context_destroy(ctx);
+}
+
+Test(response, pinned_particles_never_move)
+{
+    pleat_context *ctx = cpu_context(1);
+    float pts[] = {0, 0, 0, 0.0f, 0.3f, 0, 0, 1.0f, 0, 0.2f, 0, 0.0f};
+    float before[12];
+    memcpy(before, pts, sizeof pts);
+    pleat_params p = pleat_default_params();
+    p.distance = 1.0f;
+    pleat_stats st;
+    cr_assert_eq(pleat_self_collide(ctx, pts, 3, &p, &st), PLEAT_OK);
+    cr_assert_eq(st.pairs, 3);
+    cr_assert(memcmp(pts, before, 4 * sizeof(float)) == 0);
+    cr_assert(memcmp(pts + 8, before + 8, 4 * sizeof(float)) == 0);
+    cr_assert_neq(pts[4], before[4], "the free particle is pushed");
+    pleat_context_destroy(ctx);
+}
+
+Test(response, coincident_pairs_count_but_do_not_move)
+{
+    pleat_context *ctx = cpu_context(1);
+    float pts[] = {1, 2, 3, 1, 1, 2, 3, 1, 1, 2, 3, 2};
+    float before[12];
+    memcpy(before, pts, sizeof pts);
+    pleat_params p = pleat_default_params();
+    p.distance = 0.5f;
+    pleat_stats st;
+    cr_assert_eq(pleat_self_collide(ctx, pts, 3, &p, &st), PLEAT_OK);
+    cr_assert_eq(st.pairs, 3);
+    cr_assert(memcmp(pts, before, sizeof pts) == 0);
+    pleat_context_destroy(ctx);
+}
+
+Test(response, zero_stiffness_and_untouched_signed_zero_keep_bits)
+{
+    pleat_context *ctx = cpu_context(1);
+    float pts[] = {-0.0f, -0.0f, -0.0f, 1, 0.5f, 0, 0, 1, 9, -0.0f, 0, 1};
+    float before[12];
+    memcpy(before, pts, sizeof pts);
+    pleat_params p = pleat_default_params();
+    p.distance = 1.0f;
+    p.stiffness = 0.0f;
+    pleat_stats st;
+    cr_assert_eq(pleat_self_collide(ctx, pts, 3, &p, &st), PLEAT_OK);
+    cr_assert_eq(st.pairs, 1);
+    cr_assert(memcmp(pts, before, sizeof pts) == 0);
+    p.stiffness = 1.0f;
+    cr_assert_eq(pleat_self_collide(ctx, pts, 3, &p, &st), PLEAT_OK);
+    /* only x moves: y and z of the pair and all of particle 2 keep their bits */
+    cr_assert(memcmp(&pts[1], &before[1], 2 * sizeof(float)) == 0);
+    cr_assert(memcmp(&pts[8], &before[8], 4 * sizeof(float)) == 0);
+    pleat_context_destroy(ctx);
+}
+
+/* Corrections stay finite where the textbook (1 - d / L) * diff form would
+ * overflow: a huge distance and a tiny separation. */
+Test(response, huge_distance_tiny_separation_stays_finite)
+{
+    pleat_context *ctx = cpu_context(1);
+    float pts[] = {0, 0, 0, 1, 1e-20f, 0, 0, 1};
+    pleat_params p = pleat_default_params();
+    p.distance = 1e18f;
+    cr_assert_eq(pleat_self_collide(ctx, pts, 2, &p, NULL), PLEAT_OK);
+    for (int i = 0; i < 8; ++i)
+        cr_assert(isfinite(pts[i]));
+    cr_assert_float_eq((double)pts[4] - pts[0], 1e18, 1e12);
+    pleat_context_destroy(ctx);
+}
+
+/* Only listed particles take part; the others keep their bits even when
+ * they overlap a listed one. */
+Test(response, index_subset_leaves_others_alone)
+{
+    pleat_context *ctx = cpu_context(1);
+    float pts[] = {0, 0, 0, 1, 0.2f, 0, 0, 1, 0.4f, 0, 0, 1};
+    float before[12];
+    memcpy(before, pts, sizeof pts);
+    uint32_t idx[] = {2, 0};
+    pleat_params p = pleat_default_params();
+    p.distance = 1.0f;
+    p.indices = idx;
+    p.num_indices = 2;
+    pleat_stats st;
+    cr_assert_eq(pleat_self_collide(ctx, pts, 3, &p, &st), PLEAT_OK);
+    cr_assert_eq(st.pairs, 1);
+    cr_assert(memcmp(&pts[4], &before[4], 4 * sizeof(float)) == 0);
+    cr_assert_float_eq(pts[8] - pts[0], 1.0f, 1e-6f);
+    pleat_context_destroy(ctx);
+}

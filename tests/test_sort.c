@@ -1,0 +1,70 @@
+/* The radix sort against qsort. */
+#include "cpu/sort.h"
+#include "scenes.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_high(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a >> 32, y = *(const uint64_t *)b >> 32;
+    if (x != y)
+        return (x > y) - (x < y);
+    /* stability: the payload (low half) was the input position */
+    uint32_t i = (uint32_t)*(const uint64_t *)a, j = (uint32_t)*(const uint64_t *)b;
+    return (i > j) - (i < j);
+}
+
+static int cmp_all(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* key_bits: how many low bits of the 32-bit key vary (few = many equal). */
+static void check(size_t n, uint32_t key_mask, uint64_t seed)
+{
+    uint64_t *keys = malloc((n + 1) * sizeof *keys), *tmp = malloc((n + 1) * sizeof *tmp);
+    uint64_t *expect = malloc((n + 1) * sizeof *expect);
+    cr_assert(keys && tmp && expect);
+    uint64_t rng = seed;
+    for (size_t i = 0; i < n; ++i)
+        keys[i] = (uint64_t)((uint32_t)pleat_scene_random(&rng) & key_mask) << 32 | (uint32_t)i;
+    memcpy(expect, keys, n * sizeof *keys);
+    qsort(expect, n, sizeof *expect, cmp_high);
+    const uint64_t *got = pleat_radix_sort(keys, tmp, n, 32, 64);
+    cr_assert(got == keys || got == tmp);
+    for (size_t i = 0; i < n; ++i)
+        cr_assert_eq(got[i], expect[i], "n=%zu mask=%x: entry %zu", n, key_mask, i);
+    free(expect);
+    free(tmp);
+    free(keys);
+}
+
+Test(sort, sizes_and_key_spreads)
+{
+    const size_t sizes[] = {0, 1, 2, 3, 7, 255, 256, 257, 1001, 65537};
+    const uint32_t masks[] = {0xffffffffu, 0xffu, 0xff00u, 0x00ff0000u, 0xff000000u, 0x7u, 0};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s)
+        for (size_t m = 0; m < sizeof masks / sizeof masks[0]; ++m)
+            check(sizes[s], masks[m], 1 + s * 31 + m);
+}
+
+Test(sort, full_64_bit_keys)
+{
+    const size_t n = 20001;
+    uint64_t *keys = malloc(n * sizeof *keys), *tmp = malloc(n * sizeof *tmp);
+    uint64_t *expect = malloc(n * sizeof *expect);
+    cr_assert(keys && tmp && expect);
+    uint64_t rng = 42;
+    for (size_t i = 0; i < n; ++i)
+        keys[i] = i > 0 && pleat_scene_random(&rng) % 3 == 0 ? keys[i / 2] : pleat_scene_random(&rng);
+    memcpy(expect, keys, n * sizeof *keys);
+    qsort(expect, n, sizeof *expect, cmp_all);
+    const uint64_t *got = pleat_radix_sort(keys, tmp, n, 0, 64);
+    cr_assert(memcmp(got, expect, n * sizeof *keys) == 0);
+    free(expect);
+    free(tmp);
+    free(keys);
+}
