@@ -35,7 +35,7 @@ static void run_scenes(int with_rest, int with_subset)
     uint64_t rng = 12345 + 2 * with_rest + with_subset;
     size_t total_pairs = 0;
     for (int kind = 0; kind < SCENE_KIND_COUNT; ++kind) {
-        for (int rep = 0; rep < 6; ++rep) {
+        for (int rep = 0; rep < 12; ++rep) {
             uint32_t n = 50 + (uint32_t)(pleat_scene_random(&rng) % 1500);
             scene s = scene_make((scene_kind)kind, n, with_rest, pleat_scene_random(&rng));
             pleat_params p = pleat_default_params();

@@ -21,7 +21,9 @@ static const float gravity = -9.81f;     /* m/s^2 along y */
 static const float sheet_size = 2.0f;    /* m, side of the square sheet */
 static const float max_speed = 3.0f;     /* m/s: a crude air drag; keeps layers from tunnelling */
 static const float damping = 0.5f;       /* 1/s, velocity damping */
-static const float friction = 0.1f;      /* fraction of tangential speed lost per substep in contact */
+static const float friction = 0.1f;      /* fraction of tangential speed lost per substep in
+                                            contact with the ground */
+static const float sphere_friction = 0.3f; /* the same on the sphere */
 static const float compress = 0.1f;      /* links resist compression at this fraction of their
                                             stiffness, so the cloth buckles into folds easily */
 
@@ -113,9 +115,9 @@ static void place_sphere_scene(cloth *c)
         const float *r = c->rest + 4 * (size_t)p;
         float x = r[0] - 0.5f * sheet_size, z = r[2] - 0.5f * sheet_size;
         float *q = c->particles + 4 * (size_t)p;
-        q[0] = cs * x - sn * z + 0.12f;
+        q[0] = cs * x - sn * z + 0.05f;
         q[1] = 1.3f;
-        q[2] = sn * x + cs * z - 0.08f;
+        q[2] = sn * x + cs * z - 0.03f;
     }
 }
 
@@ -291,7 +293,7 @@ static void update_velocities(cloth *c, float dt)
                 float vn = (v[0] * n[0] + v[1] * n[1] + v[2] * n[2]) * inv;
                 for (int k = 0; k < 3; k++) {
                     float normal = vn * n[k] * inv;
-                    v[k] = (v[k] - normal) * (1.0f - friction) + (vn > 0.0f ? normal : 0.0f);
+                    v[k] = (v[k] - normal) * (1.0f - sphere_friction) + (vn > 0.0f ? normal : 0.0f);
                 }
             }
         }
