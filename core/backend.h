@@ -20,6 +20,8 @@ typedef struct pleat_job {
     pleat_params params;     /* distance > 0, checked */
     uint32_t *pairs;         /* LIST_PAIRS: caller's output */
     size_t capacity;         /* LIST_PAIRS: in pairs */
+    int profile;             /* time the stages into timings */
+    pleat_timings timings;   /* out, when profile */
     pleat_stats stats;       /* out */
     size_t num_pairs;        /* out: pairs found (all kinds) */
 } pleat_job;

@@ -21,15 +21,24 @@ static pleat_status check_call(const pleat_context *ctx, const float *particles,
     return PLEAT_OK;
 }
 
-static pleat_job make_job(pleat_job_kind kind, const float *particles, uint32_t count,
-                          const pleat_params *params)
+static pleat_job make_job(const pleat_context *ctx, pleat_job_kind kind, const float *particles,
+                          uint32_t count, const pleat_params *params)
 {
     pleat_job job = {0};
+    job.profile = ctx->profile;
     job.kind = kind;
     job.particles = (float *)particles; /* written only by PLEAT_JOB_COLLIDE */
     job.count = count;
     job.params = *params;
     return job;
+}
+
+static pleat_status run(pleat_context *ctx, pleat_job *job)
+{
+    pleat_status s = ctx->ops->run(ctx->impl, job);
+    if (s == PLEAT_OK)
+        ctx->timings = job->timings;
+    return s;
 }
 
 pleat_status pleat_self_collide(pleat_context *ctx, float *particles, uint32_t count,
@@ -38,8 +47,8 @@ pleat_status pleat_self_collide(pleat_context *ctx, float *particles, uint32_t c
     pleat_status s = check_call(ctx, particles, count, params);
     if (s != PLEAT_OK)
         return s;
-    pleat_job job = make_job(PLEAT_JOB_COLLIDE, particles, count, params);
-    s = ctx->ops->run(ctx->impl, &job);
+    pleat_job job = make_job(ctx, PLEAT_JOB_COLLIDE, particles, count, params);
+    s = run(ctx, &job);
     if (s == PLEAT_OK && stats)
         *stats = job.stats;
     return s;
@@ -54,11 +63,11 @@ pleat_status pleat_find_pairs(pleat_context *ctx, const float *particles, uint32
         s = PLEAT_ERROR_INVALID_ARGUMENT;
     if (s != PLEAT_OK)
         return s;
-    pleat_job job = make_job(pairs ? PLEAT_JOB_LIST_PAIRS : PLEAT_JOB_COUNT_PAIRS, particles,
-                             count, params);
+    pleat_job job = make_job(ctx, pairs ? PLEAT_JOB_LIST_PAIRS : PLEAT_JOB_COUNT_PAIRS,
+                             particles, count, params);
     job.pairs = pairs;
     job.capacity = capacity;
-    s = ctx->ops->run(ctx->impl, &job);
+    s = run(ctx, &job);
     if (s == PLEAT_OK && !pairs && capacity > 0)
         s = PLEAT_ERROR_CAPACITY; /* no array to hold the pairs */
     if (s == PLEAT_OK || s == PLEAT_ERROR_CAPACITY)

@@ -31,6 +31,7 @@ pleat_context_desc pleat_default_context_desc(void)
     d.backend = PLEAT_BACKEND_AUTO;
     d.cpu_threads = 0;
     d.cuda_device = 0;
+    d.profile = 0;
     return d;
 }
 
@@ -73,6 +74,7 @@ pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context 
         free(ctx);
         return s;
     }
+    ctx->profile = d.profile != 0;
     ctx->backend = PLEAT_BACKEND_CPU;
     ctx->ops = &pleat_cpu_ops;
     *out = ctx;
@@ -95,4 +97,12 @@ pleat_backend pleat_context_backend(const pleat_context *ctx)
 const char *pleat_context_describe(const pleat_context *ctx)
 {
     return ctx ? ctx->describe : "";
+}
+
+pleat_status pleat_context_timings(const pleat_context *ctx, pleat_timings *out)
+{
+    if (!ctx || !out)
+        return PLEAT_ERROR_INVALID_ARGUMENT;
+    *out = ctx->timings;
+    return PLEAT_OK;
 }

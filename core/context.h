@@ -7,6 +7,8 @@ struct pleat_context {
     pleat_backend backend; /* never AUTO */
     const pleat_backend_ops *ops;
     void *impl;
+    int profile;
+    pleat_timings timings; /* of the last successful call */
     char describe[128];
 };
 

@@ -3,6 +3,7 @@
  * the first write to the caller's memory. */
 #include "cpu.h"
 #include "core/buffer.h"
+#include "core/clock.h"
 #include "isa.h"
 #include "sort.h"
 
@@ -52,7 +53,7 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f)
 }
 
 /* Checks, bounds, keys, sort and gather: everything before the sweep. */
-static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, const pleat_job *job)
+static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, double *mark)
 {
     const pleat_params *p = &job->params;
     f->particles = job->particles;
@@ -79,23 +80,27 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, const pleat_job *job
         return PLEAT_OK;
     }
     pleat_cpu_keys(f, cpu->pool);
+    pleat_lap(job->profile, mark, &job->timings.bounds_keys_ms);
     uint64_t *sorted = pleat_radix_sort(cpu->sort_a.data, cpu->sort_b.data, f->m, 32, 64);
     pleat_cpu_gather(f, cpu->pool, sorted);
+    pleat_lap(job->profile, mark, &job->timings.sort_ms);
     return PLEAT_OK;
 }
 
-static void sweep(pleat_cpu *cpu, pleat_frame *f, pleat_sweep_mode mode, pleat_stats *stats)
+static void sweep(pleat_cpu *cpu, pleat_frame *f, pleat_sweep_mode mode, pleat_job *job,
+                  double *mark)
 {
     f->mode = mode;
     pleat_cpu_sweep(f, cpu->pool);
-    stats->pairs = stats->tests = 0;
+    job->stats.pairs = job->stats.tests = 0;
     for (uint32_t c = 0; c < pleat_chunks(f->m); ++c) {
-        stats->pairs += f->chunks[c].pairs;
-        stats->tests += f->chunks[c].tests;
+        job->stats.pairs += f->chunks[c].pairs;
+        job->stats.tests += f->chunks[c].tests;
     }
+    pleat_lap(job->profile, mark, &job->timings.sweep_ms);
 }
 
-static pleat_status collide(pleat_cpu *cpu, pleat_frame *f, pleat_job *job)
+static pleat_status collide(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, double *mark)
 {
     pleat_status s = pleat_buffer_reserve(&cpu->acc, f->m, 3 * sizeof(int64_t));
     if (s != PLEAT_OK)
@@ -103,14 +108,15 @@ static pleat_status collide(pleat_cpu *cpu, pleat_frame *f, pleat_job *job)
     f->acc = cpu->acc.data;
     memset(f->acc, 0, (size_t)f->m * 3 * sizeof(int64_t));
     f->shared_acc = pleat_pool_threads(cpu->pool) > 1;
-    sweep(cpu, f, PLEAT_SWEEP_CORRECT, &job->stats);
+    sweep(cpu, f, PLEAT_SWEEP_CORRECT, job, mark);
     pleat_cpu_apply(f, cpu->pool, job->particles);
+    pleat_lap(job->profile, mark, &job->timings.apply_ms);
     return PLEAT_OK;
 }
 
-static pleat_status list_pairs(pleat_cpu *cpu, pleat_frame *f, pleat_job *job)
+static pleat_status list_pairs(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, double *mark)
 {
-    sweep(cpu, f, PLEAT_SWEEP_COUNT, &job->stats);
+    sweep(cpu, f, PLEAT_SWEEP_COUNT, job, mark);
     size_t total = (size_t)job->stats.pairs;
     job->num_pairs = total;
     if (total > job->capacity)
@@ -128,12 +134,13 @@ static pleat_status list_pairs(pleat_cpu *cpu, pleat_frame *f, pleat_job *job)
         offset += n;
     }
     f->list = cpu->list_a.data;
-    sweep(cpu, f, PLEAT_SWEEP_LIST, &job->stats);
+    sweep(cpu, f, PLEAT_SWEEP_LIST, job, mark);
     const uint64_t *sorted = pleat_radix_sort(cpu->list_a.data, cpu->list_b.data, total, 0, 64);
     for (size_t k = 0; k < total; ++k) {
         job->pairs[2 * k] = (uint32_t)(sorted[k] >> 32);
         job->pairs[2 * k + 1] = (uint32_t)sorted[k];
     }
+    pleat_lap(job->profile, mark, &job->timings.apply_ms);
     return PLEAT_OK;
 }
 
@@ -141,7 +148,8 @@ static pleat_status cpu_run(void *impl, pleat_job *job)
 {
     pleat_cpu *cpu = impl;
     pleat_frame f = {0};
-    pleat_status s = prepare(cpu, &f, job);
+    double mark = job->profile ? pleat_now_ms() : 0.0;
+    pleat_status s = prepare(cpu, &f, job, &mark);
     if (s != PLEAT_OK)
         return s;
     job->stats.pairs = job->stats.tests = 0;
@@ -150,13 +158,13 @@ static pleat_status cpu_run(void *impl, pleat_job *job)
         return PLEAT_OK;
     switch (job->kind) {
     case PLEAT_JOB_COLLIDE:
-        return collide(cpu, &f, job);
+        return collide(cpu, &f, job, &mark);
     case PLEAT_JOB_COUNT_PAIRS:
-        sweep(cpu, &f, PLEAT_SWEEP_COUNT, &job->stats);
+        sweep(cpu, &f, PLEAT_SWEEP_COUNT, job, &mark);
         job->num_pairs = (size_t)job->stats.pairs;
         return PLEAT_OK;
     case PLEAT_JOB_LIST_PAIRS:
-        return list_pairs(cpu, &f, job);
+        return list_pairs(cpu, &f, job, &mark);
     }
     return PLEAT_ERROR_INVALID_ARGUMENT;
 }

@@ -79,12 +79,15 @@ typedef struct pleat_context_desc {
     int cpu_threads;       /**< CPU worker threads, 1..PLEAT_MAX_CPU_THREADS;
                                 0 (default) = one per online core */
     int cuda_device;       /**< CUDA device ordinal, >= 0; default 0 */
+    int profile;           /**< nonzero: time each stage of every call, for
+                                pleat_context_timings(); costs a clock read per
+                                stage (on CUDA, a device sync). Default 0 */
 } pleat_context_desc;
 
 /** The largest accepted pleat_context_desc.cpu_threads. */
 #define PLEAT_MAX_CPU_THREADS 256
 
-/** A filled desc: AUTO backend, one thread per core, CUDA device 0. */
+/** A filled desc: AUTO backend, one thread per core, CUDA device 0, no profiling. */
 PLEAT_API pleat_context_desc pleat_default_context_desc(void);
 
 /** Opaque; owns worker threads and scratch memory reused across calls. */
@@ -111,6 +114,22 @@ PLEAT_API pleat_backend pleat_context_backend(const pleat_context *ctx);
 /** A human-readable description, e.g. "cpu scalar, 2 threads"; owned by the
  *  context, valid until it is destroyed; "" for a NULL ctx. */
 PLEAT_API const char *pleat_context_describe(const pleat_context *ctx);
+
+/** Wall-clock time of each stage of a call, in milliseconds. */
+typedef struct pleat_timings {
+    double bounds_keys_ms; /**< checks, bounding box and grid keys */
+    double sort_ms;        /**< radix sort of the keys and reordering of the particles */
+    double sweep_ms;       /**< key-range sweep and narrow phase */
+    double apply_ms;       /**< applying the corrections (or writing the pair list) */
+} pleat_timings;
+
+/**
+ * Stage times of the context's last successful pleat_self_collide() or
+ * pleat_find_pairs() call. Needs a context created with profile set; without
+ * it, or before any successful call, every time is 0. ctx or out NULL ->
+ * INVALID_ARGUMENT.
+ */
+PLEAT_API pleat_status pleat_context_timings(const pleat_context *ctx, pleat_timings *out);
 
 /** What a call works on. Start from pleat_default_params(). */
 typedef struct pleat_params {

@@ -114,3 +114,38 @@ Test(api, many_contexts_in_parallel_threads_are_independent)
     pleat_context_destroy(a);
     pleat_context_destroy(b);
 }
+
+Test(api, stage_timings)
+{
+    pleat_timings t;
+    cr_assert_eq(pleat_context_timings(NULL, &t), PLEAT_ERROR_INVALID_ARGUMENT);
+    pleat_context *plain = cpu_context(1);
+    cr_assert_eq(pleat_context_timings(plain, NULL), PLEAT_ERROR_INVALID_ARGUMENT);
+
+    pleat_context_desc d = pleat_default_context_desc();
+    d.backend = PLEAT_BACKEND_CPU;
+    d.profile = 1;
+    pleat_context *prof = NULL;
+    cr_assert_eq(pleat_context_create(&d, &prof), PLEAT_OK);
+    enum { N = 20000 };
+    float *pts = malloc(N * 4 * sizeof *pts);
+    cr_assert(pts);
+    for (int i = 0; i < N; ++i) {
+        pts[4 * i] = (float)(i % 200);
+        pts[4 * i + 1] = (float)(i / 200);
+        pts[4 * i + 2] = 0.0f;
+        pts[4 * i + 3] = 1.0f;
+    }
+    pleat_params p = pleat_default_params();
+    p.distance = 1.0f;
+    cr_assert_eq(pleat_self_collide(plain, pts, N, &p, NULL), PLEAT_OK);
+    cr_assert_eq(pleat_context_timings(plain, &t), PLEAT_OK);
+    cr_assert(t.bounds_keys_ms == 0 && t.sort_ms == 0 && t.sweep_ms == 0 && t.apply_ms == 0);
+    cr_assert_eq(pleat_self_collide(prof, pts, N, &p, NULL), PLEAT_OK);
+    cr_assert_eq(pleat_context_timings(prof, &t), PLEAT_OK);
+    cr_assert(t.bounds_keys_ms > 0 && t.sort_ms > 0 && t.sweep_ms > 0 && t.apply_ms > 0,
+              "%g %g %g %g", t.bounds_keys_ms, t.sort_ms, t.sweep_ms, t.apply_ms);
+    free(pts);
+    pleat_context_destroy(prof);
+    pleat_context_destroy(plain);
+}
