@@ -76,7 +76,7 @@ PLEAT_HD pleat_grid pleat_grid_setup(const float lower[3], const float upper[3],
     float edge[3];
     for (int a = 0; a < 3; ++a) {
         edge[a] = pleat_clamp_edge(upper[a] - lower[a]);
-        g.lower[a] = lower[a];
+        g.lower[a] = lower[a] + 0.0f; /* -0 -> +0: min() may pick either zero */
     }
     g.sweep = pleat_sweep_axis(edge[0], edge[1], edge[2]);
     g.hash0 = (g.sweep + 1) % 3;

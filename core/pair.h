@@ -5,14 +5,10 @@
  * single IEEE-rounded float or double operation, in a fixed order, with no
  * contraction into FMA (the build passes -ffp-contract=off / -fmad=false).
  *
- * Correction of a colliding pair (i, j), diff = x_j - x_i != 0, L = |diff|:
- *     c = stiffness / (w_i + w_j + FLT_EPSILON) * (L - distance)
- *     delta = c * (diff / L)
- * This is the DESIGN.md formula with (1 - d / L) * diff regrouped as
- * (L - d) * (diff / L): every intermediate stays bounded by the distance, so a
- * tiny L next to a huge distance cannot overflow into Inf * 0 = NaN. L and
- * diff / L come from diff scaled by a power of two, so a pair whose |diff|^2
- * is subnormal still gets an accurate direction.
+ * Correction of a colliding pair: the DESIGN.md formula with (1 - d / L) * diff
+ * regrouped as (L - d) * (diff / L), so every intermediate stays bounded by
+ * the distance and a tiny L next to a huge distance cannot overflow into
+ * Inf * 0 = NaN (details at pleat_pair_correction).
  *
  * Fixed point: corrections are summed per particle in int64 units of
  * quantum = 2^(e - 32), where distance lies in [2^(e-1), 2^e) (e >= -90 so
@@ -26,6 +22,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #define PLEAT_MIN_QUANTUM_EXPONENT (-90)
 
@@ -69,39 +66,55 @@ PLEAT_HD int pleat_pair_rest_ignored(float rest2, const pleat_pair_consts *k)
     return rest2 < k->distance2;
 }
 
-/* Length and direction of diff, accurate even where |diff|^2 would be
- * subnormal: diff is first scaled by a power of two (exact) into [1, 2).
- * Returns 0 for coincident particles (diff exactly zero). */
-PLEAT_HD int pleat_pair_direction(float dx, float dy, float dz, float *len, float dir[3])
+/* 2^e for e in [-126, 127], built from its bits. */
+PLEAT_HD float pleat_exp2i(int e)
 {
-    float big = fmaxf(fabsf(dx), fmaxf(fabsf(dy), fabsf(dz)));
-    if (big == 0.0f)
-        return 0;
-    int e;
-    frexpf(big, &e);
-    float u[3] = {ldexpf(dx, 1 - e), ldexpf(dy, 1 - e), ldexpf(dz, 1 - e)};
-    float l = sqrtf(pleat_length2(u[0], u[1], u[2]));
-    float inv = 1.0f / l;
-    for (int a = 0; a < 3; ++a)
-        dir[a] = u[a] * inv;
-    *len = ldexpf(l, e - 1);
-    return 1;
+    uint32_t bits = (uint32_t)(e + 127) << 23;
+    float r;
+    memcpy(&r, &bits, sizeof r);
+    return r;
+}
+
+/* x * 2^e, exact while the result is a normal float. The multiply covers
+ * every exponent but the extreme ones, where ldexpf (a libm call) gives the
+ * same result. */
+PLEAT_HD float pleat_scale2(float x, int e)
+{
+    return e >= -126 && e <= 127 ? x * pleat_exp2i(e) : ldexpf(x, e);
 }
 
 /* Fixed-point corrections of a colliding pair: x_i gets +ci, x_j gets -cj.
- * Coincident particles get zero. */
+ * Coincident particles (diff exactly zero) get zero.
+ *
+ * diff is first scaled by a power of two (exact) so its largest component u
+ * lies in [1, 2): length and direction stay accurate even where |diff|^2
+ * would be subnormal, and with l = |u|, L = l * 2^e:
+ *     delta = stiffness * (L - distance) / ((w_i + w_j + FLT_EPSILON) * l) * u
+ * which is the formula of pleat.h with one division. */
 PLEAT_HD void pleat_pair_correction(float dx, float dy, float dz, float wi, float wj,
                                     const pleat_pair_consts *k, int64_t ci[3], int64_t cj[3])
 {
-    float len, dir[3];
-    if (!pleat_pair_direction(dx, dy, dz, &len, dir)) {
+    float ax = fabsf(dx), ay = fabsf(dy), az = fabsf(dz);
+    float big = ax > ay ? ax : ay;
+    big = big > az ? big : az;
+    if (big == 0.0f) {
         for (int a = 0; a < 3; ++a)
             ci[a] = cj[a] = 0;
         return;
     }
-    float c = k->stiffness / (wi + wj + FLT_EPSILON) * (len - k->distance);
+    uint32_t bits;
+    memcpy(&bits, &big, sizeof bits);
+    int e = (int)(bits >> 23) - 127; /* big in [2^e, 2^(e+1)) when normal */
+    if (e == -127) {                 /* subnormal: ask libm */
+        frexpf(big, &e);
+        e -= 1;
+    }
+    float u[3] = {pleat_scale2(dx, -e), pleat_scale2(dy, -e), pleat_scale2(dz, -e)};
+    float l = sqrtf(pleat_length2(u[0], u[1], u[2]));
+    float len = pleat_scale2(l, e);
+    float c = k->stiffness * (len - k->distance) / ((wi + wj + FLT_EPSILON) * l);
     for (int a = 0; a < 3; ++a) {
-        float delta = c * dir[a];
+        float delta = c * u[a];
         /* conversion truncates toward zero, the same on every target */
         ci[a] = (int64_t)(wi * delta * k->inv_quantum);
         cj[a] = (int64_t)(wj * delta * k->inv_quantum);

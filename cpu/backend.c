@@ -4,6 +4,7 @@
 #include "cpu.h"
 #include "core/buffer.h"
 #include "core/clock.h"
+#include "bounds.h"
 #include "isa.h"
 #include "sort.h"
 
@@ -13,7 +14,7 @@
 
 typedef struct pleat_cpu {
     pleat_pool *pool;
-    const pleat_isa *isa;
+    const pleat_kernels *kern;
     pleat_buffer seen, chunks, sort_a, sort_b, keys, order, pos, rest, acc, list_a, list_b;
 } pleat_cpu;
 
@@ -27,10 +28,10 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f)
         {&cpu->chunks, pleat_chunks(f->m), sizeof(pleat_chunk)},
         {&cpu->sort_a, m, sizeof(uint64_t)},
         {&cpu->sort_b, m, sizeof(uint64_t)},
-        {&cpu->keys, m, sizeof(uint32_t)},
-        {&cpu->order, m, sizeof(uint32_t)},
-        {&cpu->pos, m, 4 * sizeof(float)},
-        {&cpu->rest, f->rest ? m : 0, 3 * sizeof(float)},
+        {&cpu->keys, m + PLEAT_PAD, sizeof(uint32_t)},
+        {&cpu->order, m + PLEAT_PAD, sizeof(uint32_t)},
+        {&cpu->pos, m + PLEAT_PAD, 4 * sizeof(float)},
+        {&cpu->rest, f->rest ? m + PLEAT_PAD : 0, 3 * sizeof(float)},
     };
     for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i) {
         pleat_status s = pleat_buffer_reserve(need[i].buf, need[i].count, need[i].size);
@@ -38,17 +39,18 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f)
             return s;
     }
     float *pos = cpu->pos.data, *rest = cpu->rest.data;
+    size_t stride = m + PLEAT_PAD;
     f->chunks = cpu->chunks.data;
     f->packed = cpu->sort_a.data;
     f->keys = cpu->keys.data;
     f->order = cpu->order.data;
     f->x = pos;
-    f->y = pos + m;
-    f->z = pos + 2 * m;
-    f->w = pos + 3 * m;
+    f->y = pos + stride;
+    f->z = pos + 2 * stride;
+    f->w = pos + 3 * stride;
     f->rx = f->rest ? rest : NULL;
-    f->ry = f->rest ? rest + m : NULL;
-    f->rz = f->rest ? rest + 2 * m : NULL;
+    f->ry = f->rest ? rest + stride : NULL;
+    f->rz = f->rest ? rest + 2 * stride : NULL;
     return PLEAT_OK;
 }
 
@@ -73,13 +75,13 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
     }
     if ((s = reserve_particles(cpu, f)) != PLEAT_OK)
         return s;
-    if ((s = pleat_cpu_bounds(f, cpu->pool)) != PLEAT_OK)
+    if ((s = pleat_cpu_bounds(f, cpu->pool, cpu->kern)) != PLEAT_OK)
         return s;
     if (p->distance == 0.0f || f->m < 2) {
         f->m = 0; /* nothing can collide */
         return PLEAT_OK;
     }
-    pleat_cpu_keys(f, cpu->pool);
+    pleat_pool_run(cpu->pool, pleat_chunks(f->m), cpu->kern->keys, f);
     pleat_lap(job->profile, mark, &job->timings.bounds_keys_ms);
     uint64_t *sorted = pleat_radix_sort(cpu->sort_a.data, cpu->sort_b.data, f->m, 32, 64);
     pleat_cpu_gather(f, cpu->pool, sorted);
@@ -91,7 +93,7 @@ static void sweep(pleat_cpu *cpu, pleat_frame *f, pleat_sweep_mode mode, pleat_j
                   double *mark)
 {
     f->mode = mode;
-    pleat_cpu_sweep(f, cpu->pool);
+    pleat_pool_run(cpu->pool, pleat_chunks(f->m), cpu->kern->sweep, f);
     job->stats.pairs = job->stats.tests = 0;
     for (uint32_t c = 0; c < pleat_chunks(f->m); ++c) {
         job->stats.pairs += f->chunks[c].pairs;
@@ -109,7 +111,8 @@ static pleat_status collide(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
     memset(f->acc, 0, (size_t)f->m * 3 * sizeof(int64_t));
     f->shared_acc = pleat_pool_threads(cpu->pool) > 1;
     sweep(cpu, f, PLEAT_SWEEP_CORRECT, job, mark);
-    pleat_cpu_apply(f, cpu->pool, job->particles);
+    f->out = job->particles;
+    pleat_pool_run(cpu->pool, pleat_chunks(f->m), cpu->kern->apply, f);
     pleat_lap(job->profile, mark, &job->timings.apply_ms);
     return PLEAT_OK;
 }
@@ -187,20 +190,20 @@ const pleat_backend_ops pleat_cpu_ops = {cpu_run, cpu_destroy};
 
 pleat_status pleat_cpu_create(int threads, void **impl, char *describe, size_t describe_size)
 {
-    const pleat_isa *isa;
-    pleat_status s = pleat_isa_select(&isa);
+    const pleat_kernels *kern;
+    pleat_status s = pleat_isa_select(&kern);
     if (s != PLEAT_OK)
         return s;
     pleat_cpu *cpu = calloc(1, sizeof *cpu);
     if (!cpu)
         return PLEAT_ERROR_OUT_OF_MEMORY;
-    cpu->isa = isa;
+    cpu->kern = kern;
     cpu->pool = pleat_pool_create(threads);
     if (!cpu->pool) {
         free(cpu);
         return PLEAT_ERROR_OUT_OF_MEMORY;
     }
-    snprintf(describe, describe_size, "cpu %s, %d thread%s", isa->name, threads,
+    snprintf(describe, describe_size, "cpu %s, %d thread%s", kern->name, threads,
              threads == 1 ? "" : "s");
     *impl = cpu;
     return PLEAT_OK;

@@ -1,15 +1,22 @@
 /* The CPU backend's stages and the state one call passes between them.
  * Flow: check indices -> check + bounds -> keys -> radix sort -> gather ->
  * sweep (count, list or correct) -> apply. Every stage except the index check
- * and the sort runs as fixed-size chunks on the context's pool; nothing is
- * written to the caller's arrays before apply. */
+ * runs as fixed-size chunks on the context's pool (chunking never depends on
+ * the thread count); nothing is written to the caller's arrays before apply.
+ * The kernels of the hot stages come from the context's ISA table. */
 #ifndef PLEAT_CPU_CPU_H
 #define PLEAT_CPU_CPU_H
 
 #include "core/backend.h"
 #include "core/grid.h"
 #include "core/pair.h"
+#include "kernels.h"
 #include "pool.h"
+
+/* Sorted arrays carry this many entries past the end, so a kernel may load
+ * a full vector from any position up to the end: keys are padded with
+ * UINT32_MAX (above every key), floats with 0. */
+#define PLEAT_PAD 8u
 
 /* Per-chunk results, reduced in chunk order after a stage. */
 typedef struct pleat_chunk {
@@ -31,12 +38,13 @@ typedef struct pleat_frame {
     const uint32_t *indices; /* NULL: slot s is particle s */
     uint32_t m;              /* taking-part particles */
     const float *rest;       /* NULL: no rest positions */
+    float *out;              /* COLLIDE: where apply writes (the caller's particles) */
 
     pleat_grid grid;
     pleat_pair_consts consts;
 
     uint64_t *packed;        /* key << 32 | particle, m entries, then sorted */
-    /* sorted by key, m entries each */
+    /* sorted by key, m entries each plus PLEAT_PAD */
     uint32_t *keys, *order;
     float *x, *y, *z, *w;
     float *rx, *ry, *rz;     /* NULL without rest positions */
@@ -48,19 +56,14 @@ typedef struct pleat_frame {
     int shared_acc;          /* several threads add to acc: use atomics */
 } pleat_frame;
 
-/* BAD_INDEX when an index is >= count or repeated; seen holds count bits. */
-pleat_status pleat_cpu_check_indices(const uint32_t *indices, uint32_t num, uint32_t count,
-                                     uint8_t *seen);
-/* Checks every taking-part particle and finds their box; fills f->grid. */
-pleat_status pleat_cpu_bounds(pleat_frame *f, pleat_pool *pool);
-void pleat_cpu_keys(pleat_frame *f, pleat_pool *pool);
-void pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted);
-void pleat_cpu_sweep(pleat_frame *f, pleat_pool *pool);
-void pleat_cpu_apply(const pleat_frame *f, pleat_pool *pool, float *particles);
-
 static inline uint32_t pleat_frame_particle(const pleat_frame *f, uint32_t slot)
 {
     return f->indices ? f->indices[slot] : slot;
+}
+
+static inline uint32_t pleat_chunk_begin(uint32_t chunk)
+{
+    return chunk * PLEAT_CHUNK;
 }
 
 static inline uint32_t pleat_chunk_end(uint32_t chunk, uint32_t n)
@@ -69,8 +72,11 @@ static inline uint32_t pleat_chunk_end(uint32_t chunk, uint32_t n)
     return end < n ? (uint32_t)end : n;
 }
 
+/* Lays the particles out in key order (and the padding); generic. */
+void pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted);
+
 extern const pleat_backend_ops pleat_cpu_ops;
-/* threads >= 1. describe gets e.g. "cpu scalar, 2 threads". */
+/* threads >= 1. describe gets e.g. "cpu avx2, 2 threads". */
 pleat_status pleat_cpu_create(int threads, void **impl, char *describe, size_t describe_size);
 
 #endif

@@ -1,12 +1,15 @@
 /* End of the sort stage: lay the particles out in key order (structure of
- * arrays), so the sweep reads candidates contiguously. */
+ * arrays) so the sweep reads candidates contiguously, then pad the arrays
+ * (see PLEAT_PAD). Memory-bound and the same for every ISA. */
 #include "cpu.h"
+
+#include <stdint.h>
 
 static void gather_task(void *arg, uint32_t chunk)
 {
     pleat_frame *f = arg;
     uint32_t end = pleat_chunk_end(chunk, f->m);
-    for (uint32_t s = chunk * PLEAT_CHUNK; s < end; ++s) {
+    for (uint32_t s = pleat_chunk_begin(chunk); s < end; ++s) {
         uint64_t v = f->packed[s];
         uint32_t i = (uint32_t)v;
         const float *p = f->particles + 4 * (size_t)i;
@@ -29,4 +32,11 @@ void pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted)
 {
     f->packed = sorted;
     pleat_pool_run(pool, pleat_chunks(f->m), gather_task, f);
+    for (uint32_t s = f->m; s < f->m + PLEAT_PAD; ++s) {
+        f->keys[s] = UINT32_MAX;
+        f->order[s] = 0;
+        f->x[s] = f->y[s] = f->z[s] = f->w[s] = 0.0f;
+        if (f->rx)
+            f->rx[s] = f->ry[s] = f->rz[s] = 0.0f;
+    }
 }

@@ -3,21 +3,84 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const pleat_isa scalar = {"scalar"};
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+
+static int cpu_sse2(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (d >> 26 & 1);
+}
+
+/* AVX2 needs the instructions (cpuid 7) and the OS saving YMM state (xgetbv). */
+static int cpu_avx2(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c >> 27 & 1) || !(c >> 28 & 1))
+        return 0; /* no OSXSAVE or no AVX */
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    if ((lo & 6) != 6)
+        return 0; /* XMM and YMM state not enabled */
+    if (__get_cpuid_max(0, NULL) < 7)
+        return 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    return b >> 5 & 1;
+}
+#endif
+
+static int cpu_yes(void)
+{
+    return 1;
+}
+
+typedef struct variant {
+    const pleat_kernels *kernels;
+    int (*supported)(void);
+} variant;
 
 /* Best first. */
-static const pleat_isa *const variants[] = {&scalar};
+static const variant variants[] = {
+#ifdef PLEAT_HAVE_AVX2
+    {&pleat_kernels_avx2, cpu_avx2},
+#endif
+#ifdef PLEAT_HAVE_SSE2
+    {&pleat_kernels_sse2, cpu_sse2},
+#endif
+#ifdef PLEAT_HAVE_NEON
+    {&pleat_kernels_neon, cpu_yes}, /* AArch64 always has Advanced SIMD */
+#endif
+    {&pleat_kernels_scalar, cpu_yes},
+};
+#define NUM_VARIANTS (sizeof variants / sizeof variants[0])
 
-pleat_status pleat_isa_select(const pleat_isa **out)
+static const variant *find(const char *name)
+{
+    for (size_t i = 0; i < NUM_VARIANTS; ++i)
+        if (strcmp(variants[i].kernels->name, name) == 0)
+            return &variants[i];
+    return NULL;
+}
+
+int pleat_isa_available(const char *name)
+{
+    const variant *v = find(name);
+    return v && v->supported();
+}
+
+pleat_status pleat_isa_select(const pleat_kernels **out)
 {
     const char *want = getenv("PLEAT_CPU_ISA");
-    if (!want || !*want) {
-        *out = variants[0];
+    if (want && *want) {
+        const variant *v = find(want);
+        if (!v || !v->supported())
+            return PLEAT_ERROR_BACKEND_UNAVAILABLE;
+        *out = v->kernels;
         return PLEAT_OK;
     }
-    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; ++i) {
-        if (strcmp(variants[i]->name, want) == 0) {
-            *out = variants[i];
+    for (size_t i = 0; i < NUM_VARIANTS; ++i) {
+        if (variants[i].supported()) {
+            *out = variants[i].kernels;
             return PLEAT_OK;
         }
     }

@@ -1,91 +1,60 @@
-/* Stage 1: check the taking-part particles, find their box, compute keys. */
+/* Stage 1 kernels (per ISA): check the taking-part particles and find their
+ * box; then compute their grid keys. One particle is one q4 {x, y, z, w}. */
 #include "cpu.h"
+#include "simd.h"
 
 #include <math.h>
-#include <string.h>
 
-pleat_status pleat_cpu_check_indices(const uint32_t *indices, uint32_t num, uint32_t count,
-                                     uint8_t *seen)
-{
-    memset(seen, 0, ((size_t)count + 7) / 8);
-    for (uint32_t s = 0; s < num; ++s) {
-        uint32_t i = indices[s];
-        if (i >= count)
-            return PLEAT_ERROR_BAD_INDEX;
-        uint8_t bit = (uint8_t)(1u << (i & 7));
-        if (seen[i >> 3] & bit)
-            return PLEAT_ERROR_BAD_INDEX;
-        seen[i >> 3] |= bit;
-    }
-    return PLEAT_OK;
-}
-
-static void bounds_task(void *arg, uint32_t chunk)
+void PLEAT_KERNEL(bounds_task)(void *arg, uint32_t chunk)
 {
     const pleat_frame *f = arg;
-    pleat_chunk *c = &f->chunks[chunk];
-    for (int a = 0; a < 3; ++a) {
-        c->lower[a] = INFINITY;
-        c->upper[a] = -INFINITY;
-    }
-    c->nonfinite = c->negative_mass = 0;
+    q4 lo = q4_set(INFINITY, INFINITY, INFINITY, INFINITY);
+    q4 hi = q4_set(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+    unsigned finite = 0xf, negative = 0;
     uint32_t end = pleat_chunk_end(chunk, f->m);
-    for (uint32_t s = chunk * PLEAT_CHUNK; s < end; ++s) {
-        uint32_t i = pleat_frame_particle(f, s);
-        const float *p = f->particles + 4 * (size_t)i;
-        for (int a = 0; a < 4; ++a)
-            c->nonfinite |= !isfinite(p[a]);
-        c->negative_mass |= p[3] < 0.0f;
-        if (f->rest) {
-            const float *r = f->rest + 4 * (size_t)i;
-            for (int a = 0; a < 3; ++a)
-                c->nonfinite |= !isfinite(r[a]);
-        }
-        for (int a = 0; a < 3; ++a) {
-            c->lower[a] = p[a] < c->lower[a] ? p[a] : c->lower[a];
-            c->upper[a] = p[a] > c->upper[a] ? p[a] : c->upper[a];
-        }
+    for (uint32_t s = pleat_chunk_begin(chunk); s < end; ++s) {
+        size_t i = pleat_frame_particle(f, s);
+        const float *p = f->particles + 4 * i;
+        q4 v = q4_load(p);
+        finite &= q4_finite(v);
+        negative |= p[3] < 0.0f;
+        if (f->rest) /* the rest w is ignored */
+            finite &= q4_finite(q4_load(f->rest + 4 * i)) | 0x8u;
+        lo = q4_min(lo, v);
+        hi = q4_max(hi, v);
     }
+    pleat_chunk *c = &f->chunks[chunk];
+    float l[4], h[4];
+    q4_store(l, lo);
+    q4_store(h, hi);
+    for (int a = 0; a < 3; ++a) {
+        c->lower[a] = l[a];
+        c->upper[a] = h[a];
+    }
+    c->nonfinite = finite != 0xf;
+    c->negative_mass = negative != 0;
 }
 
-pleat_status pleat_cpu_bounds(pleat_frame *f, pleat_pool *pool)
-{
-    uint32_t chunks = pleat_chunks(f->m);
-    pleat_pool_run(pool, chunks, bounds_task, f);
-    float lower[3] = {INFINITY, INFINITY, INFINITY};
-    float upper[3] = {-INFINITY, -INFINITY, -INFINITY};
-    int nonfinite = 0, negative = 0;
-    for (uint32_t k = 0; k < chunks; ++k) {
-        const pleat_chunk *c = &f->chunks[k];
-        nonfinite |= c->nonfinite;
-        negative |= c->negative_mass;
-        for (int a = 0; a < 3; ++a) {
-            lower[a] = c->lower[a] < lower[a] ? c->lower[a] : lower[a];
-            upper[a] = c->upper[a] > upper[a] ? c->upper[a] : upper[a];
-        }
-    }
-    if (nonfinite)
-        return PLEAT_ERROR_NONFINITE_INPUT;
-    if (negative)
-        return PLEAT_ERROR_INVALID_ARGUMENT;
-    if (f->m > 0)
-        f->grid = pleat_grid_setup(lower, upper, f->consts.distance);
-    return PLEAT_OK;
-}
-
-static void keys_task(void *arg, uint32_t chunk)
+void PLEAT_KERNEL(keys_task)(void *arg, uint32_t chunk)
 {
     pleat_frame *f = arg;
+    const pleat_grid *g = &f->grid;
+    /* the w lane maps to cell 1 and is ignored */
+    float size[3];
+    size[g->sweep] = (float)(PLEAT_SWEEP_CELLS + 1u);
+    size[g->hash0] = size[g->hash1] = (float)(PLEAT_HASH_CELLS + 1u);
+    const q4 lower = q4_set(g->lower[0], g->lower[1], g->lower[2], 0.0f);
+    const q4 scale = q4_set(g->scale[0], g->scale[1], g->scale[2], 0.0f);
+    const q4 top = q4_set(size[0], size[1], size[2], 1.0f);
+    const q4 one = q4_set(1.0f, 1.0f, 1.0f, 1.0f);
     uint32_t end = pleat_chunk_end(chunk, f->m);
-    for (uint32_t s = chunk * PLEAT_CHUNK; s < end; ++s) {
+    for (uint32_t s = pleat_chunk_begin(chunk); s < end; ++s) {
         uint32_t i = pleat_frame_particle(f, s);
-        const float *p = f->particles + 4 * (size_t)i;
-        uint32_t key = pleat_grid_key(&f->grid, p[0], p[1], p[2]);
+        /* the operations of pleat_grid_cell(), in the same order */
+        q4 t = q4_add(q4_mul(q4_sub(q4_load(f->particles + 4 * (size_t)i), lower), scale), one);
+        uint32_t cell[4];
+        q4_trunc(q4_min(q4_max(t, one), top), cell);
+        uint32_t key = cell[g->sweep] | cell[g->hash0] << 16 | cell[g->hash1] << 24;
         f->packed[s] = (uint64_t)key << 32 | i;
     }
-}
-
-void pleat_cpu_keys(pleat_frame *f, pleat_pool *pool)
-{
-    pleat_pool_run(pool, pleat_chunks(f->m), keys_task, f);
 }

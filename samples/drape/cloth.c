@@ -18,8 +18,10 @@
 
 static const float frame_dt = 1.0f / 60.0f;
 static const float gravity = -9.81f;     /* m/s^2 along y */
-static const float sheet_size = 2.0f;    /* m, side of the square sheet */
-static const float max_speed = 3.0f;     /* m/s: a crude air drag; keeps layers from tunnelling */
+static const float max_speed = 3.0f;     /* m/s, a crude air drag. It also bounds how far a
+                                            particle moves in a substep (6 mm, about half the
+                                            collision distance at 128 x 128), so one layer
+                                            cannot jump through another between two calls */
 static const float damping = 0.5f;       /* 1/s, velocity damping */
 static const float friction = 0.1f;      /* fraction of tangential speed lost per substep in
                                             contact with the ground */
@@ -102,18 +104,20 @@ static void build_links(cloth *c)
         }
 }
 
-/* sphere: the flat sheet, turned a little about y, 0.8 m above a sphere. */
+/* sphere: the flat sheet (2.4 m), turned a little about y, held 0.5 m above
+ * a sphere (0.4 m radius) resting on the ground, and let go. */
 static void place_sphere_scene(cloth *c)
 {
     const float angle = 0.35f, cs = cosf(angle), sn = sinf(angle);
     c->has_sphere = 1;
     c->sphere_center[0] = 0.0f;
-    c->sphere_center[1] = 0.55f;
+    c->sphere_center[1] = 0.4f;
     c->sphere_center[2] = 0.0f;
-    c->sphere_radius = 0.5f;
+    c->sphere_radius = 0.4f;
     for (uint32_t p = 0; p < c->count; p++) {
         const float *r = c->rest + 4 * (size_t)p;
-        float x = r[0] - 0.5f * sheet_size, z = r[2] - 0.5f * sheet_size;
+        float half = 0.5f * c->edge * (float)(c->res - 1);
+        float x = r[0] - half, z = r[2] - half;
         float *q = c->particles + 4 * (size_t)p;
         q[0] = cs * x - sn * z + 0.05f;
         q[1] = 1.3f;
@@ -147,7 +151,9 @@ int cloth_init(cloth *c, cloth_scene scene, int res, int self_collision)
     memset(c, 0, sizeof *c);
     c->res = res;
     c->count = (uint32_t)res * (uint32_t)res;
-    c->edge = sheet_size / (float)(res - 1);
+    /* side of the square sheet, m */
+    const float size = scene == CLOTH_SCENE_SPHERE ? 2.4f : 2.0f;
+    c->edge = size / (float)(res - 1);
     c->distance = 0.8f * c->edge;
     c->thickness = 0.5f * c->distance;
     c->substeps = 8;
@@ -380,5 +386,8 @@ int cloth_write_obj(const cloth *c, const char *path)
         fprintf(f, "f %u/%u %u/%u %u/%u\n", v[0] + 1, v[0] + 1, v[1] + 1, v[1] + 1, v[2] + 1,
                 v[2] + 1);
     }
-    return fclose(f) == 0 ? 0 : -1;
+    int ok = !ferror(f);
+    if (fclose(f) != 0)
+        ok = 0;
+    return ok ? 0 : -1;
 }

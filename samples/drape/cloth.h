@@ -10,8 +10,9 @@
 #include <stdint.h>
 
 typedef enum cloth_scene {
-    CLOTH_SCENE_SPHERE, /* a flat sheet dropped onto a sphere: drapes and folds */
-    CLOTH_SCENE_PILE    /* a wavy hanging sheet dropped to the ground: piles up in folds */
+    CLOTH_SCENE_SPHERE, /* a flat sheet dropped onto a sphere: drapes, folds on the ground */
+    CLOTH_SCENE_PILE    /* the sheet rolled into a standing tube, let go: it collapses
+                           into a pile of folds on the ground (the hard case) */
 } cloth_scene;
 
 /* Name used on the command line and in file names ("sphere", "pile"). */
@@ -40,8 +41,8 @@ typedef struct cloth {
     float sphere_center[3];
     float sphere_radius;
 
-    int substeps;      /* per frame */
-    int iterations;    /* constraint iterations per substep */
+    int substeps;      /* per frame (8) */
+    int iterations;    /* per substep (1): links, pleat_self_collide, contacts */
     int self_collision;
 
     /* Timing of pleat_self_collide, one entry per call. */

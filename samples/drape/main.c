@@ -42,12 +42,14 @@ typedef struct options {
     const char *out_dir;
 } options;
 
+/* What one simulation run measured. */
 typedef struct run {
-    cloth sheet;
-    int frames;
+    int done;
+    int res, frames;
     size_t interpenetrations;
-    double median_ms, mean_ms; /* per pleat_self_collide call */
-    double seconds;            /* whole simulation */
+    size_t calls;              /* pleat_self_collide calls */
+    double median_ms, mean_ms; /* per call */
+    double seconds;            /* all frames: cloth solver and pleat */
 } run;
 
 static void usage(FILE *f)
@@ -68,8 +70,10 @@ static void usage(FILE *f)
             "  --out DIR                 folder for the files, created if missing (default .)\n"
             "  --help                    this text\n"
             "\n"
-            "Writes DIR/drape-SCENE.png (left: with self-collision, right: without)\n"
-            "and DIR/drape-SCENE.obj (the final mesh, with self-collision).\n",
+            "Writes DIR/drape-SCENE.png, the final frames side by side (left: with\n"
+            "self-collision, right: without), DIR/drape-SCENE.obj, the final mesh (with\n"
+            "self-collision when it ran), and DIR/drape.png, both scenes in one picture.\n"
+            "Exit status: 0 done, 1 a run or a file failed, 2 a bad command line.\n",
             MIN_RES, MAX_RES, cloth_scene_default_frames(CLOTH_SCENE_SPHERE),
             cloth_scene_default_frames(CLOTH_SCENE_PILE));
 }
@@ -188,15 +192,17 @@ static int compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Simulates one scene with or without self-collision. 0, or -1 on error. */
-static int simulate(run *r, cloth_scene scene, int self_collision, const options *o,
+/* Simulates one scene with or without self-collision into sheet (which the
+ * caller frees with cloth_free) and fills r. 0, or -1 on an error. */
+static int simulate(cloth *sheet, run *r, cloth_scene scene, int self_collision, const options *o,
                     pleat_context *ctx, int show_progress)
 {
     memset(r, 0, sizeof *r);
-    if (cloth_init(&r->sheet, scene, o->res, self_collision) != 0) {
+    if (cloth_init(sheet, scene, o->res, self_collision) != 0) {
         fprintf(stderr, "pleat-drape: out of memory\n");
         return -1;
     }
+    r->res = o->res;
     r->frames = o->frames > 0 ? o->frames : cloth_scene_default_frames(scene);
     char label[64];
     snprintf(label, sizeof label, "%s, self-collision %s", cloth_scene_name(scene),
@@ -206,7 +212,7 @@ static int simulate(run *r, cloth_scene scene, int self_collision, const options
     for (int f = 0; f < r->frames; f++) {
         if (show_progress)
             progress(label, f, r->frames);
-        pleat_status status = cloth_step(&r->sheet, ctx);
+        pleat_status status = cloth_step(sheet, ctx);
         if (status != PLEAT_OK) {
             fprintf(stderr, "%spleat-drape: pleat_self_collide failed: %s\n",
                     show_progress ? "\n" : "", pleat_status_string(status));
@@ -219,28 +225,29 @@ static int simulate(run *r, cloth_scene scene, int self_collision, const options
         fprintf(stderr, "\r%*s\r", 80, "");
     }
 
-    size_t n = r->sheet.num_calls;
-    if (n > 0) {
-        double sum = 0.0;
+    r->calls = sheet->num_calls;
+    if (r->calls > 0) {
+        double *ms = sheet->call_ms, sum = 0.0;
+        size_t n = r->calls;
         for (size_t k = 0; k < n; k++)
-            sum += r->sheet.call_ms[k];
+            sum += ms[k];
         r->mean_ms = sum / (double)n;
-        qsort(r->sheet.call_ms, n, sizeof(double), compare_double);
-        r->median_ms = n % 2 ? r->sheet.call_ms[n / 2]
-                             : 0.5 * (r->sheet.call_ms[n / 2 - 1] + r->sheet.call_ms[n / 2]);
+        qsort(ms, n, sizeof(double), compare_double);
+        r->median_ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
     }
-    pleat_status status = cloth_count_interpenetrations(&r->sheet, ctx, &r->interpenetrations);
+    pleat_status status = cloth_count_interpenetrations(sheet, ctx, &r->interpenetrations);
     if (status != PLEAT_OK) {
         fprintf(stderr, "pleat-drape: pleat_find_pairs failed: %s\n", pleat_status_string(status));
         return -1;
     }
+    r->done = 1;
     return 0;
 }
 
 static void scene_view(cloth_scene scene, render_scene *v)
 {
-    static const float sphere_eye[3] = {2.0f, 1.9f, 2.5f}, sphere_target[3] = {0.0f, 0.4f, 0.0f};
-    static const float pile_eye[3] = {1.25f, 1.45f, 1.75f}, pile_target[3] = {0.0f, 0.05f, 0.0f};
+    static const float sphere_eye[3] = {2.3f, 2.1f, 2.9f}, sphere_target[3] = {0.0f, 0.25f, 0.0f};
+    static const float pile_eye[3] = {0.95f, 1.15f, 1.35f}, pile_target[3] = {0.0f, 0.0f, 0.0f};
     const float *eye = scene == CLOTH_SCENE_SPHERE ? sphere_eye : pile_eye;
     const float *target = scene == CLOTH_SCENE_SPHERE ? sphere_target : pile_target;
     memcpy(v->eye, eye, sizeof v->eye);
@@ -248,16 +255,20 @@ static void scene_view(cloth_scene scene, render_scene *v)
     v->fov_deg = 38.0f;
 }
 
-/* One panel per run, side by side, each under a two-line caption. */
-static int write_picture(const char *path, cloth_scene scene, run *runs[2], int num_runs)
+/* One picture row: a panel per run (with self-collision on the left),
+ * each under a two-line caption. */
+static int draw_row(canvas *cv, cloth_scene scene, const cloth sheets[2], const run runs[2])
 {
     static const uint8_t paper[3] = {250, 250, 250}, ink[3] = {30, 30, 30};
     static const uint8_t good[3] = {20, 120, 40}, bad[3] = {190, 40, 30};
-    canvas cv;
-    if (canvas_init(&cv, PANEL_W * num_runs, PANEL_H + HEADER_H, paper) != 0)
+    int panels = runs[0].done + runs[1].done;
+    if (canvas_init(cv, PANEL_W * panels, PANEL_H + HEADER_H, paper) != 0)
         return -1;
-    for (int k = 0; k < num_runs; k++) {
-        const cloth *c = &runs[k]->sheet;
+    int x0 = 0;
+    for (int v = 0; v < 2; v++) {
+        if (!runs[v].done)
+            continue;
+        const cloth *c = &sheets[v];
         render_scene view;
         memset(&view, 0, sizeof view);
         view.particles = c->particles;
@@ -266,23 +277,20 @@ static int write_picture(const char *path, cloth_scene scene, run *runs[2], int 
         memcpy(view.sphere_center, c->sphere_center, sizeof view.sphere_center);
         view.sphere_radius = c->sphere_radius;
         scene_view(scene, &view);
-        if (render_panel(&cv, k * PANEL_W, HEADER_H, PANEL_W, PANEL_H, &view) != 0) {
-            canvas_free(&cv);
+        if (render_panel(cv, x0, HEADER_H, PANEL_W, PANEL_H, &view) != 0)
             return -1;
-        }
         char line[96];
-        int x = k * PANEL_W + 10;
-        render_text(&cv, x, 6, 2, c->self_collision ? "with pleat self-collision" : "without self-collision",
-                    ink);
-        snprintf(line, sizeof line, "%zu interpenetrations", runs[k]->interpenetrations);
-        render_text(&cv, x, 26, 2, line, c->self_collision ? good : bad);
+        snprintf(line, sizeof line, "%s - %s", cloth_scene_name(scene),
+                 v == 0 ? "with pleat self-collision" : "without self-collision");
+        render_text(cv, x0 + 10, 6, 2, line, ink);
+        snprintf(line, sizeof line, "%zu interpenetrations", runs[v].interpenetrations);
+        render_text(cv, x0 + 10, 26, 2, line, v == 0 ? good : bad);
+        if (x0 > 0) /* a divider between the panels */
+            for (int y = 0; y < cv->height; y++)
+                memcpy(cv->rgb + 3 * ((size_t)y * (size_t)cv->width + (size_t)x0), paper, 3);
+        x0 += PANEL_W;
     }
-    for (int y = 0; y < cv.height && num_runs == 2; y++) /* a divider */
-        for (int x = PANEL_W - 1; x <= PANEL_W; x++)
-            memcpy(cv.rgb + 3 * ((size_t)y * (size_t)cv.width + (size_t)x), paper, 3);
-    int rc = png_write_rgb(path, cv.rgb, cv.width, cv.height);
-    canvas_free(&cv);
-    return rc;
+    return 0;
 }
 
 static int ensure_directory(const char *dir)
@@ -291,6 +299,109 @@ static int ensure_directory(const char *dir)
         return 0;
     fprintf(stderr, "pleat-drape: cannot create '%s': %s\n", dir, strerror(errno));
     return -1;
+}
+
+/* DIR/drape-SCENE.EXT, or DIR/drape.EXT for scene -1, into path (1024 bytes). */
+static int out_path(char path[1024], const char *dir, int scene, const char *ext)
+{
+    int n = scene < 0 ? snprintf(path, 1024, "%s/drape.%s", dir, ext)
+                      : snprintf(path, 1024, "%s/drape-%s.%s", dir, cloth_scene_name((cloth_scene)scene), ext);
+    if (n < 0 || n >= 1024) {
+        fprintf(stderr, "pleat-drape: the --out path is too long\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Runs one scene (both variants as asked), writes its PNG and OBJ, and
+ * keeps its picture in row for the combined one. 0, or -1 on an error. */
+static int run_scene(cloth_scene scene, const options *o, pleat_context *ctx, int show_progress,
+                     run runs[2], canvas *row, char files[][1024], int *num_files)
+{
+    cloth sheets[2];
+    memset(sheets, 0, sizeof sheets);
+    int rc = 0;
+    for (int v = 0; v < 2 && rc == 0; v++) {
+        if (v == 0 ? o->with_self : o->without_self)
+            rc = simulate(&sheets[v], &runs[v], scene, v == 0, o, ctx, show_progress);
+    }
+    if (rc == 0) {
+        char *png = files[(*num_files)++], *obj = files[(*num_files)++];
+        if (out_path(png, o->out_dir, scene, "png") != 0 || out_path(obj, o->out_dir, scene, "obj") != 0)
+            rc = -1;
+        else if (draw_row(row, scene, sheets, runs) != 0 || png_write_rgb(png, row->rgb, row->width, row->height) != 0) {
+            fprintf(stderr, "pleat-drape: cannot write '%s'\n", png);
+            rc = -1;
+        } else if (cloth_write_obj(&sheets[runs[0].done ? 0 : 1], obj) != 0) {
+            fprintf(stderr, "pleat-drape: cannot write '%s'\n", obj);
+            rc = -1;
+        }
+    }
+    cloth_free(&sheets[0]);
+    cloth_free(&sheets[1]);
+    return rc;
+}
+
+/* Both scenes' rows stacked in one picture. */
+static int write_combined(const char *path, const canvas rows[2])
+{
+    static const uint8_t paper[3] = {250, 250, 250};
+    canvas cv;
+    if (rows[0].width != rows[1].width || canvas_init(&cv, rows[0].width, rows[0].height + rows[1].height, paper) != 0)
+        return -1;
+    size_t first = (size_t)rows[0].width * (size_t)rows[0].height * 3;
+    memcpy(cv.rgb, rows[0].rgb, first);
+    memcpy(cv.rgb + first, rows[1].rgb, (size_t)rows[1].width * (size_t)rows[1].height * 3);
+    int rc = png_write_rgb(path, cv.rgb, cv.width, cv.height);
+    canvas_free(&cv);
+    return rc;
+}
+
+static void print_summary(run results[2][2], double total_seconds)
+{
+    static const char *const names[2] = {"sphere", "pile"};
+    printf("\n%-7s %-10s %6s  %-14s  %17s  %11s  %8s  %6s\n", "scene", "cloth", "frames", "self-collision",
+           "interpenetrations", "pleat calls", "ms/call", "run s");
+    for (int s = 0; s < 2; s++)
+        for (int v = 0; v < 2; v++) {
+            const run *r = &results[s][v];
+            if (!r->done)
+                continue;
+            char size[32], calls[32] = "-", ms[32] = "-";
+            snprintf(size, sizeof size, "%dx%d", r->res, r->res);
+            if (r->calls > 0) {
+                snprintf(calls, sizeof calls, "%zu", r->calls);
+                snprintf(ms, sizeof ms, "%.3f", r->median_ms);
+            }
+            printf("%-7s %-10s %6d  %-14s  %17zu  %11s  %8s  %6.1f\n", names[s], size, r->frames,
+                   v == 0 ? "on" : "off", r->interpenetrations, calls, ms, r->seconds);
+        }
+    printf("\n");
+    const char *sep = "ms/call: median wall time of one pleat_self_collide call (mean: ";
+    for (int s = 0; s < 2; s++)
+        if (results[s][0].done && results[s][0].calls > 0) {
+            printf("%s%s %.3f", sep, names[s], results[s][0].mean_ms);
+            sep = ", ";
+        }
+    if (sep[0] == ',')
+        printf(")\n");
+    printf("run s: wall time of all frames of a run, cloth solver and pleat together\n"
+           "interpenetrations: pairs of particles, not mesh neighbours, that end closer than\n"
+           "half the collision distance (0.4 x edge), counted with pleat_find_pairs\n\n");
+    for (int s = 0; s < 2; s++) {
+        if (!results[s][0].done || !results[s][1].done)
+            continue;
+        size_t with = results[s][0].interpenetrations, without = results[s][1].interpenetrations;
+        printf("%-7s %zu interpenetrations without self-collision, %zu with", names[s], without, with);
+        double ratio = with > 0 ? (double)without / (double)with : 0.0;
+        if (with == 0)
+            printf(" (none left)\n");
+        else if (without > with)
+            printf(" (%.*fx fewer)\n", ratio < 10.0 ? 1 : 0, ratio);
+        else
+            printf(" (no fewer)\n");
+    }
+    printf("total time %.1f s\n", total_seconds);
 }
 
 int main(int argc, char **argv)
@@ -306,6 +417,7 @@ int main(int argc, char **argv)
     if (ensure_directory(o.out_dir) != 0)
         return 1;
 
+    double start = timer_now_ms();
     pleat_context_desc desc = pleat_default_context_desc();
     desc.backend = o.backend;
     pleat_context *ctx = NULL;
@@ -314,92 +426,38 @@ int main(int argc, char **argv)
         fprintf(stderr, "pleat-drape: cannot create a pleat context: %s\n", pleat_status_string(status));
         return 1;
     }
-    printf("pleat-drape: pleat %s, backend %s\n", pleat_version(), pleat_context_describe(ctx));
+    printf("pleat-drape: pleat %s, backend: %s\n", pleat_version(), pleat_context_describe(ctx));
     fflush(stdout);
 
     const int show_progress = stderr_is_terminal();
-    run results[2][2]; /* [scene][0 = with, 1 = without] */
-    int have[2][2] = {{0, 0}, {0, 0}};
-    int failed = 0;
-    char files[4][1024];
-    int num_files = 0;
+    run results[2][2];                    /* [sphere, pile][with, without] */
+    canvas rows[2];
+    char files[5][1024];
+    int num_files = 0, failed = 0;
+    memset(results, 0, sizeof results);
+    memset(rows, 0, sizeof rows);
     for (int s = 0; s < 2 && !failed; s++) {
-        if (!(o.scene_mask >> s & 1))
-            continue;
-        cloth_scene scene = s == 0 ? CLOTH_SCENE_SPHERE : CLOTH_SCENE_PILE;
-        run *shown[2];
-        int num_shown = 0;
-        for (int v = 0; v < 2 && !failed; v++) {
-            if (!(v == 0 ? o.with_self : o.without_self))
-                continue;
-            if (simulate(&results[s][v], scene, v == 0, &o, ctx, show_progress) != 0) {
-                cloth_free(&results[s][v].sheet);
-                failed = 1;
-                break;
-            }
-            have[s][v] = 1;
-            shown[num_shown++] = &results[s][v];
-        }
-        if (failed)
-            break;
-
-        char *png = files[num_files++], *obj = files[num_files++];
-        snprintf(png, sizeof files[0], "%s/drape-%s.png", o.out_dir, cloth_scene_name(scene));
-        snprintf(obj, sizeof files[0], "%s/drape-%s.obj", o.out_dir, cloth_scene_name(scene));
-        if (write_picture(png, scene, shown, num_shown) != 0) {
+        if (o.scene_mask >> s & 1)
+            failed = run_scene(s == 0 ? CLOTH_SCENE_SPHERE : CLOTH_SCENE_PILE, &o, ctx, show_progress,
+                               results[s], &rows[s], files, &num_files) != 0;
+    }
+    if (!failed && rows[0].rgb && rows[1].rgb) {
+        char *png = files[num_files++];
+        if (out_path(png, o.out_dir, -1, "png") != 0 || write_combined(png, rows) != 0) {
             fprintf(stderr, "pleat-drape: cannot write '%s'\n", png);
             failed = 1;
-        } else if (cloth_write_obj(&shown[0]->sheet, obj) != 0) {
-            fprintf(stderr, "pleat-drape: cannot write '%s'\n", obj);
-            failed = 1;
         }
     }
-
-    if (!failed) {
-        printf("\n%-7s %-9s %6s  %-14s %17s  %11s  %10s  %8s\n", "scene", "cloth", "frames",
-               "self-collision", "interpenetrations", "pleat calls", "ms/call", "total s");
-        for (int s = 0; s < 2; s++)
-            for (int v = 0; v < 2; v++) {
-                if (!have[s][v])
-                    continue;
-                const run *r = &results[s][v];
-                char cloth_size[32], calls[32] = "-", ms[32] = "-";
-                snprintf(cloth_size, sizeof cloth_size, "%dx%d", r->sheet.res, r->sheet.res);
-                if (r->sheet.num_calls > 0) {
-                    snprintf(calls, sizeof calls, "%zu", r->sheet.num_calls);
-                    snprintf(ms, sizeof ms, "%.3f", r->median_ms);
-                }
-                printf("%-7s %-9s %6d  %-14s %17zu  %11s  %10s  %8.2f\n",
-                       cloth_scene_name(s == 0 ? CLOTH_SCENE_SPHERE : CLOTH_SCENE_PILE), cloth_size,
-                       r->frames, v == 0 ? "on" : "off", r->interpenetrations, calls, ms, r->seconds);
-            }
-        printf("\nms/call: median time of one pleat_self_collide call (mean:");
-        for (int s = 0; s < 2; s++)
-            if (have[s][0])
-                printf(" %s %.3f", s == 0 ? "sphere" : "pile", results[s][0].mean_ms);
-        printf(").\ninterpenetrations: pairs of particles, not mesh neighbours, closer than half\n"
-               "the collision distance (0.4 x edge) at the end, found with pleat_find_pairs.\n");
-        for (int s = 0; s < 2; s++) {
-            if (!have[s][0] || !have[s][1])
-                continue;
-            size_t with = results[s][0].interpenetrations, without = results[s][1].interpenetrations;
-            printf("%s: %zu interpenetrations without self-collision, %zu with", s == 0 ? "sphere" : "pile",
-                   without, with);
-            if (with == 0)
-                printf(" (none left)\n");
-            else
-                printf(" (%.0fx fewer)\n", (double)without / (double)with);
-        }
-        printf("wrote:");
-        for (int k = 0; k < num_files; k++)
-            printf(" %s", files[k]);
-        printf("\n");
-    }
-
-    for (int s = 0; s < 2; s++)
-        for (int v = 0; v < 2; v++)
-            if (have[s][v])
-                cloth_free(&results[s][v].sheet);
+    canvas_free(&rows[0]);
+    canvas_free(&rows[1]);
     pleat_context_destroy(ctx);
-    return failed ? 1 : 0;
+    if (failed)
+        return 1;
+
+    print_summary(results, (timer_now_ms() - start) * 1e-3);
+    printf("wrote:");
+    for (int k = 0; k < num_files; k++)
+        printf(" %s", files[k]);
+    printf("\n");
+    return 0;
 }

@@ -2,7 +2,7 @@
 file(REMOVE_RECURSE "${OUT}")
 
 execute_process(
-  COMMAND "${DRAPE}" --res 24 --frames 20 --out "${OUT}"
+  COMMAND "${DRAPE}" --res 24 --frames 40 --out "${OUT}"
   RESULT_VARIABLE rc
   OUTPUT_VARIABLE out
   ERROR_VARIABLE err)

@@ -1,0 +1,13 @@
+#ifndef PLEAT_CPU_BOUNDS_H
+#define PLEAT_CPU_BOUNDS_H
+
+#include "cpu.h"
+
+/* BAD_INDEX when an index is >= count or repeated; seen holds count bits. */
+pleat_status pleat_cpu_check_indices(const uint32_t *indices, uint32_t num, uint32_t count,
+                                     uint8_t *seen);
+/* Checks every taking-part particle and finds their box; fills f->grid.
+ * NONFINITE_INPUT before INVALID_ARGUMENT (negative mass). */
+pleat_status pleat_cpu_bounds(pleat_frame *f, pleat_pool *pool, const pleat_kernels *kern);
+
+#endif
