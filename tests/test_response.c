@@ -10,15 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Error budget per coordinate: each pair's float correction is off by a few
- * float roundings of a value below the distance (bounded by d * 2^-19 with
- * room) plus a fixed-point quantum (d * 2^-32); the result is rounded once. */
-static double tolerance(double ref, uint32_t pairs_of_particle, float distance)
-{
-    double ulp = nextafterf((float)fabs(ref), INFINITY) - (float)fabs(ref);
-    return ulp + pairs_of_particle * (double)distance * 0x1p-19;
-}
-
 static void check_against_reference(pleat_context *ctx, const scene *s, const pleat_params *p,
                                     const char *what)
 {
@@ -45,7 +36,7 @@ static void check_against_reference(pleat_context *ctx, const scene *s, const pl
         for (int c = 0; c < 3; ++c) {
             double r = ref[4 * (size_t)i + c];
             double err = fabs((double)out[c] - r);
-            cr_assert(err <= tolerance(r, degree[i], p->distance),
+            cr_assert(err <= reference_tolerance(r, degree[i], p->distance),
                       "%s: particle %u axis %d: %.9g vs reference %.9g (%u pairs)", what, i, c,
                       out[c], r, degree[i]);
             moved += out[c] != in[c];

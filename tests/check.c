@@ -1,0 +1,150 @@
+/*
+ * pleat-check: the core correctness checks without a test framework, for
+ * machines that have no Criterion (a cross build run under qemu, the GPU
+ * machine). On every scene kind, with and without rest positions and index
+ * subsets, it checks the pair list against brute force, the response against
+ * the double-precision reference, and that 1 and 3 threads give the same
+ * bits; then prints a hash of every result. Scenes are made with exact
+ * arithmetic, so the hash is the same on every ISA and architecture: compare
+ * it between runs to check "same bits everywhere".
+ *
+ * Exit status: 0 all passed, 1 a check failed, 77 the requested backend or
+ * ISA (PLEAT_CPU_ISA) is not available here.
+ */
+#include "reference.h"
+#include "scenes.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+static void fail(const char *scene, const char *what)
+{
+    printf("FAIL %s: %s\n", scene, what);
+    ++failures;
+}
+
+static pleat_context *make_context(pleat_backend backend, int threads)
+{
+    pleat_context_desc d = pleat_default_context_desc();
+    d.backend = backend;
+    d.cpu_threads = threads;
+    pleat_context *ctx = NULL;
+    pleat_status s = pleat_context_create(&d, &ctx);
+    if (s == PLEAT_ERROR_BACKEND_UNAVAILABLE) {
+        printf("skipped: %s\n", pleat_status_string(s));
+        exit(77);
+    }
+    if (s != PLEAT_OK)
+        die(pleat_status_string(s));
+    return ctx;
+}
+
+static uint32_t *find_pairs(pleat_context *ctx, const scene *sc, const pleat_params *p,
+                            size_t *num)
+{
+    if (pleat_find_pairs(ctx, sc->particles, sc->count, p, NULL, 0, num) != PLEAT_OK)
+        die("pair count failed");
+    uint32_t *pairs = malloc((*num + 1) * 2 * sizeof *pairs);
+    if (!pairs)
+        die("out of memory");
+    if (pleat_find_pairs(ctx, sc->particles, sc->count, p, pairs, *num, num) != PLEAT_OK)
+        die("pair list failed");
+    return pairs;
+}
+
+/* Checks one scene on ctx (and ctx3, its 3-thread twin); returns its hash. */
+static uint64_t check_scene(pleat_context *ctx, pleat_context *ctx3, const scene *sc,
+                            const pleat_params *p, const char *name)
+{
+    size_t n_ref, n_got, n_got3;
+    uint32_t *ref = brute_force_pairs(sc->particles, sc->count, p, &n_ref);
+    uint32_t *got = find_pairs(ctx, sc, p, &n_got);
+    uint32_t *got3 = find_pairs(ctx3, sc, p, &n_got3);
+    if (n_got != n_ref || memcmp(got, ref, n_ref * 2 * sizeof *ref) != 0)
+        fail(name, "pairs differ from brute force");
+    if (n_got3 != n_got || memcmp(got3, got, n_got * 2 * sizeof *got) != 0)
+        fail(name, "3 threads list other pairs");
+
+    size_t floats = (size_t)sc->count * 4;
+    float *out = copy_floats(sc->particles, floats), *out3 = copy_floats(sc->particles, floats);
+    if (pleat_self_collide(ctx, out, sc->count, p, NULL) != PLEAT_OK ||
+        pleat_self_collide(ctx3, out3, sc->count, p, NULL) != PLEAT_OK)
+        die("self_collide failed");
+    if (memcmp(out, out3, floats * sizeof *out) != 0)
+        fail(name, "3 threads move particles differently");
+
+    double *want = malloc(floats * sizeof *want);
+    uint32_t *degree = calloc(sc->count + 1, sizeof *degree);
+    if (!want || !degree)
+        die("out of memory");
+    reference_response(sc->particles, sc->count, p, ref, n_ref, want);
+    for (size_t k = 0; k < 2 * n_ref; ++k)
+        degree[ref[k]]++;
+    for (size_t i = 0; i < floats; ++i) {
+        if (fabs((double)out[i] - want[i]) >
+            reference_tolerance(want[i], degree[i / 4], p->distance)) {
+            fail(name, "response differs from the double-precision reference");
+            break;
+        }
+    }
+    uint64_t h = hash_bytes(got, n_got * 2 * sizeof *got) ^ hash_bytes(out, floats * sizeof *out);
+    free(degree);
+    free(want);
+    free(out3);
+    free(out);
+    free(got3);
+    free(got);
+    free(ref);
+    return h;
+}
+
+int main(int argc, char **argv)
+{
+    pleat_backend backend = PLEAT_BACKEND_CPU;
+    if (argc > 1 && strcmp(argv[1], "--cuda") == 0)
+        backend = PLEAT_BACKEND_CUDA;
+    else if (argc > 1) {
+        fprintf(stderr, "usage: %s [--cuda]\n", argv[0]);
+        return 2;
+    }
+    pleat_context *ctx = make_context(backend, 1), *ctx3 = make_context(backend, 3);
+    uint64_t total = 0, rng = 2026;
+    int scenes = 0, failed_scenes = 0;
+    for (int kind = 0; kind < SCENE_KIND_COUNT; ++kind) {
+        for (int variant = 0; variant < 4; ++variant) {
+            int with_rest = variant & 1, with_subset = variant >> 1;
+            uint32_t n = 200 + (uint32_t)(pleat_scene_random(&rng) % 1000);
+            scene sc = scene_make((scene_kind)kind, n, with_rest, pleat_scene_random(&rng));
+            pleat_params p = pleat_default_params();
+            p.distance = sc.distance;
+            p.stiffness = variant == 3 ? 0.5f : 1.0f;
+            p.rest_positions = sc.rest;
+            uint32_t *subset = NULL;
+            if (with_subset) {
+                subset = random_subset(sc.count, pleat_scene_random(&rng), &p.num_indices);
+                p.indices = subset;
+            }
+            char name[64];
+            snprintf(name, sizeof name, "%s/rest=%d/subset=%d", scene_name(kind), with_rest,
+                     with_subset);
+            int before = failures;
+            uint64_t h = check_scene(ctx, ctx3, &sc, &p, name);
+            failed_scenes += failures > before;
+            printf("%-26s n=%-5u hash %016llx\n", name, sc.count, (unsigned long long)h);
+            total = total * 1099511628211ull ^ h;
+            ++scenes;
+            free(subset);
+            scene_free(&sc);
+        }
+    }
+    printf("pleat-check on %s: result hash %016llx\n", pleat_context_describe(ctx),
+           (unsigned long long)total);
+    printf("%d passed, %d failed\n", scenes - failed_scenes, failed_scenes);
+    pleat_context_destroy(ctx3);
+    pleat_context_destroy(ctx);
+    return failures ? 1 : 0;
+}

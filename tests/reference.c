@@ -1,0 +1,265 @@
+#include "reference.h"
+#include "scenes.h"
+
+#include <stdio.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void die(const char *why)
+{
+    fprintf(stderr, "test support: %s\n", why);
+    abort();
+}
+
+const char *scene_name(scene_kind kind)
+{
+    static const char *names[] = {"cloud", "folded", "clusters",  "plane",
+                                  "line",  "coincident", "far", "pinned"};
+    return kind < SCENE_KIND_COUNT ? names[kind] : "?";
+}
+
+static void set(float *p, float x, float y, float z, float w)
+{
+    p[0] = x;
+    p[1] = y;
+    p[2] = z;
+    p[3] = w;
+}
+
+/* n uniform numbers in [0, 1), drawn in order. (Never draw several as the
+ * arguments of one call: their order is unspecified, and x86-64 and AArch64
+ * compilers do pick different ones.) */
+static void draw(uint64_t *rng, float *out, int n)
+{
+    for (int k = 0; k < n; ++k)
+        out[k] = pleat_scene_uniform(rng);
+}
+
+static void fill_cloud(scene *s, uint64_t *rng, float side, float offset)
+{
+    for (uint32_t i = 0; i < s->count; ++i) {
+        float u[4];
+        draw(rng, u, 4);
+        set(s->particles + 4 * (size_t)i, offset + u[0] * side, offset + u[1] * side,
+            offset + u[2] * side, 0.25f + u[3]);
+    }
+}
+
+scene scene_make(scene_kind kind, uint32_t n, int with_rest, uint64_t seed)
+{
+    uint64_t rng = seed * 7919 + kind;
+    scene s = {0};
+    s.distance = 0.1f + pleat_scene_uniform(&rng);
+    uint32_t res = 0;
+    if (kind == SCENE_FOLDED) {
+        res = (uint32_t)sqrt((double)n);
+        res = res < 4 ? 4 : res;
+        n = res * res;
+    }
+    s.count = n;
+    s.particles = calloc((size_t)n * 4, sizeof(float));
+    if (!s.particles)
+        die("out of memory");
+    /* side of a cube holding about 6 neighbours per particle: (n * 0.7)^(1/3)
+     * distances, found with integers so every machine makes the same scene */
+    uint32_t cube = 1;
+    while ((uint64_t)cube * cube * cube * 10 < (uint64_t)n * 7)
+        ++cube;
+    float side = (float)cube * s.distance;
+    switch (kind) {
+    case SCENE_CLOUD:
+    case SCENE_PINNED:
+        fill_cloud(&s, &rng, side, 0.0f);
+        if (kind == SCENE_PINNED)
+            for (uint32_t i = 0; i < n; i += 3)
+                s.particles[4 * (size_t)i + 3] = 0.0f;
+        break;
+    case SCENE_FAR:
+        fill_cloud(&s, &rng, side, 1e5f);
+        break;
+    case SCENE_FOLDED: {
+        float spacing = s.distance / 0.9f;
+        uint32_t layers = 2 + (uint32_t)(pleat_scene_random(&rng) % 4);
+        pleat_scene_folded_sheet(res, layers, spacing, 0.6f * spacing, s.particles, NULL);
+        break;
+    }
+    case SCENE_CLUSTERS: {
+        uint32_t clusters = 5 + n / 300; /* about 300 per dense ball */
+        for (uint32_t i = 0; i < n; ++i) {
+            uint32_t c = (uint32_t)(pleat_scene_random(&rng) % clusters);
+            float cx = 100.0f * (float)c, r = 2.0f * s.distance;
+            float u[3];
+            draw(&rng, u, 3);
+            set(s.particles + 4 * (size_t)i, cx + u[0] * r, u[1] * r, -cx + u[2] * r, 1.0f);
+        }
+        break;
+    }
+    case SCENE_PLANE: {
+        float side2 = sqrtf((float)n * 3.14f / 4.0f) * s.distance;
+        for (uint32_t i = 0; i < n; ++i) {
+            float u[2];
+            draw(&rng, u, 2);
+            set(s.particles + 4 * (size_t)i, u[0] * side2, u[1] * side2, 3.0f, 1.0f);
+        }
+        break;
+    }
+    case SCENE_LINE:
+        for (uint32_t i = 0; i < n; ++i) {
+            float t = pleat_scene_uniform(&rng) * (float)n * s.distance / 3.0f;
+            set(s.particles + 4 * (size_t)i, 1.0f, -2.0f + t, 5.0f, 2.0f);
+        }
+        break;
+    case SCENE_COINCIDENT: {
+        uint32_t spots = 7 + n / 8; /* about 8 particles on each spot */
+        for (uint32_t i = 0; i < n; ++i) {
+            uint32_t spot = (uint32_t)(pleat_scene_random(&rng) % spots);
+            set(s.particles + 4 * (size_t)i, (float)(spot % 16) * 0.3f * s.distance, 0.0f,
+                (float)(spot / 16) * 0.5f * s.distance, 1.0f);
+        }
+        break;
+    }
+    default:
+        die("unknown scene kind");
+    }
+    if (with_rest) {
+        s.rest = copy_floats(s.particles, (size_t)n * 4);
+        /* jitter so some pairs are close at rest and some are not */
+        for (size_t i = 0; i < (size_t)n * 4; ++i)
+            s.rest[i] += (pleat_scene_uniform(&rng) - 0.5f) * s.distance;
+    }
+    return s;
+}
+
+void scene_free(scene *s)
+{
+    free(s->particles);
+    free(s->rest);
+    s->particles = s->rest = NULL;
+}
+
+uint32_t *random_subset(uint32_t count, uint64_t seed, uint32_t *num)
+{
+    uint32_t *all = malloc(((size_t)count + 1) * sizeof *all);
+    if (!all)
+        die("out of memory");
+    for (uint32_t i = 0; i < count; ++i)
+        all[i] = i;
+    uint64_t rng = seed;
+    for (uint32_t i = count; i > 1; --i) { /* Fisher-Yates */
+        uint32_t j = (uint32_t)(pleat_scene_random(&rng) % i);
+        uint32_t t = all[i - 1];
+        all[i - 1] = all[j];
+        all[j] = t;
+    }
+    *num = count ? (uint32_t)(pleat_scene_random(&rng) % count) : 0;
+    return all;
+}
+
+static void takes_part(const pleat_params *params, uint32_t count, uint8_t *mask)
+{
+    memset(mask, params->indices ? 0 : 1, count);
+    for (uint32_t s = 0; params->indices && s < params->num_indices; ++s)
+        mask[params->indices[s]] = 1;
+}
+
+static float sq(float a)
+{
+    return a * a;
+}
+
+uint32_t *brute_force_pairs(const float *particles, uint32_t count, const pleat_params *params,
+                            size_t *num)
+{
+    uint8_t *mask = malloc(count + 1);
+    if (!mask)
+        die("out of memory");
+    takes_part(params, count, mask);
+    float d = params->distance, d2 = d * d;
+    size_t cap = 1024, n = 0;
+    uint32_t *out = malloc(cap * 2 * sizeof *out);
+    if (!out)
+        die("out of memory");
+    for (uint32_t i = 0; d > 0.0f && i < count; ++i) {
+        if (!mask[i])
+            continue;
+        const float *a = particles + 4 * (size_t)i;
+        for (uint32_t j = i + 1; j < count; ++j) {
+            const float *b = particles + 4 * (size_t)j;
+            if (!mask[j])
+                continue;
+            /* the contract: |x_j - x_i|^2 <= d^2, in float, summed in order */
+            float l2 = sq(b[0] - a[0]) + sq(b[1] - a[1]);
+            l2 = l2 + sq(b[2] - a[2]);
+            if (!(l2 <= d2))
+                continue;
+            if (params->rest_positions) {
+                const float *ra = params->rest_positions + 4 * (size_t)i;
+                const float *rb = params->rest_positions + 4 * (size_t)j;
+                float r2 = sq(rb[0] - ra[0]) + sq(rb[1] - ra[1]);
+                r2 = r2 + sq(rb[2] - ra[2]);
+                if (r2 < d2)
+                    continue;
+            }
+            if (n == cap) {
+                cap *= 2;
+                out = realloc(out, cap * 2 * sizeof *out);
+                if (!out)
+        die("out of memory");
+            }
+            out[2 * n] = i;
+            out[2 * n + 1] = j;
+            ++n;
+        }
+    }
+    free(mask);
+    *num = n;
+    return out;
+}
+
+void reference_response(const float *particles, uint32_t count, const pleat_params *params,
+                        const uint32_t *pairs, size_t num_pairs, double *out)
+{
+    for (size_t i = 0; i < (size_t)count * 4; ++i)
+        out[i] = particles[i];
+    double d = params->distance, s = params->stiffness;
+    for (size_t k = 0; k < num_pairs; ++k) {
+        const float *a = particles + 4 * (size_t)pairs[2 * k];
+        const float *b = particles + 4 * (size_t)pairs[2 * k + 1];
+        double diff[3] = {(double)b[0] - a[0], (double)b[1] - a[1], (double)b[2] - a[2]};
+        double len = sqrt(diff[0] * diff[0] + diff[1] * diff[1] + diff[2] * diff[2]);
+        if (len == 0.0)
+            continue;
+        double wa = a[3], wb = b[3];
+        double scale = s / (wa + wb + FLT_EPSILON) * (1.0 - d / len);
+        for (int c = 0; c < 3; ++c) {
+            out[4 * (size_t)pairs[2 * k] + c] += wa * scale * diff[c];
+            out[4 * (size_t)pairs[2 * k + 1] + c] -= wb * scale * diff[c];
+        }
+    }
+}
+
+uint64_t hash_bytes(const void *data, size_t bytes)
+{
+    const unsigned char *p = data;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < bytes; ++i)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+float *copy_floats(const float *src, size_t n)
+{
+    float *dst = malloc((n + 1) * sizeof *dst);
+    if (!dst)
+        die("out of memory");
+    memcpy(dst, src, n * sizeof *dst);
+    return dst;
+}
+
+double reference_tolerance(double ref, uint32_t pairs_of_particle, float distance)
+{
+    double ulp = nextafterf((float)fabs(ref), INFINITY) - (float)fabs(ref);
+    return ulp + pairs_of_particle * (double)distance * 0x1p-19;
+}

@@ -1,0 +1,22 @@
+# Runs pleat-check (CHECK) once per CPU kernel variant in ISAS and fails
+# unless every variant the machine supports prints the same result hash.
+# EMULATOR: optional command to run CHECK with (a cross build under qemu).
+set(first "")
+foreach(isa IN LISTS ISAS)
+  set(ENV{PLEAT_CPU_ISA} ${isa})
+  execute_process(COMMAND ${EMULATOR} ${CHECK} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+  if(rc EQUAL 77)
+    message(STATUS "${isa}: not supported here, skipped")
+    continue()
+  elseif(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${isa}: pleat-check failed (${rc}):\n${out}")
+  endif()
+  string(REGEX MATCH "result hash ([0-9a-f]+)" _ "${out}")
+  set(hash ${CMAKE_MATCH_1})
+  message(STATUS "${isa}: result hash ${hash}")
+  if(first STREQUAL "")
+    set(first ${hash})
+  elseif(NOT hash STREQUAL first)
+    message(FATAL_ERROR "${isa} gives other bits: ${hash} vs ${first}")
+  endif()
+endforeach()

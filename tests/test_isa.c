@@ -1,0 +1,67 @@
+/* Every CPU kernel variant this machine supports gives the scalar variant's
+ * bits: corrected particles, pair lists and stats, at 1 and 3 threads. */
+#include "cpu/isa.h"
+#include "scenes.h"
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const isas[] = {"scalar", "sse2", "avx2", "neon"};
+
+typedef struct result {
+    uint64_t particles, pairs, stats;
+} result;
+
+static result run(const char *isa, int threads, const scene *s, const pleat_params *p)
+{
+    setenv("PLEAT_CPU_ISA", isa, 1);
+    pleat_context *ctx = cpu_context(threads);
+    unsetenv("PLEAT_CPU_ISA");
+    cr_assert(strstr(pleat_context_describe(ctx), isa), "%s", pleat_context_describe(ctx));
+    result r;
+    size_t num;
+    uint32_t *pairs = pleat_pairs(ctx, s->particles, s->count, p, &num);
+    r.pairs = hash_bytes(pairs, num * 2 * sizeof *pairs);
+    free(pairs);
+    float *work = copy_floats(s->particles, (size_t)s->count * 4);
+    pleat_stats st;
+    for (int c = 0; c < 2; ++c)
+        cr_assert_eq(pleat_self_collide(ctx, work, s->count, p, &st), PLEAT_OK);
+    r.particles = hash_bytes(work, (size_t)s->count * 4 * sizeof(float));
+    r.stats = hash_bytes(&st, sizeof st);
+    free(work);
+    pleat_context_destroy(ctx);
+    return r;
+}
+
+Test(isa, every_variant_gives_the_scalar_bits)
+{
+    uint64_t rng = 31337;
+    int compared = 0;
+    for (int kind = 0; kind < SCENE_KIND_COUNT; ++kind) {
+        scene s = scene_make((scene_kind)kind, 20000, kind % 2, pleat_scene_random(&rng));
+        pleat_params p = pleat_default_params();
+        p.distance = s.distance;
+        p.stiffness = 0.8f;
+        p.rest_positions = s.rest;
+        result want = run("scalar", 1, &s, &p);
+        for (size_t i = 0; i < sizeof isas / sizeof isas[0]; ++i) {
+            if (!pleat_isa_available(isas[i]))
+                continue;
+            for (int threads = 1; threads <= 3; threads += 2) {
+                result got = run(isas[i], threads, &s, &p);
+                cr_assert(got.particles == want.particles, "%s: %s, %d threads: particles differ",
+                          scene_name(kind), isas[i], threads);
+                cr_assert(got.pairs == want.pairs, "%s: %s: pairs differ", scene_name(kind),
+                          isas[i]);
+                cr_assert(got.stats == want.stats, "%s: %s: stats differ", scene_name(kind),
+                          isas[i]);
+                ++compared;
+            }
+        }
+        scene_free(&s);
+    }
+    cr_assert_gt(compared, SCENE_KIND_COUNT * 2, "at least scalar and one SIMD variant");
+}
