@@ -1,8 +1,8 @@
 #include "buffer.h"
+#include "alloc.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 static atomic_size_t allocations;
 
@@ -19,11 +19,11 @@ pleat_status pleat_buffer_reserve(pleat_buffer *buf, size_t count, size_t size)
     if (bytes <= buf->bytes)
         return PLEAT_OK;
     /* malloc before free: on failure the old buffer stays valid */
-    void *data = malloc(bytes);
+    void *data = pleat_malloc(bytes);
     if (!data)
         return PLEAT_ERROR_OUT_OF_MEMORY;
     atomic_fetch_add(&allocations, 1);
-    free(buf->data);
+    pleat_free(buf->data);
     buf->data = data;
     buf->bytes = bytes;
     return PLEAT_OK;
@@ -31,7 +31,7 @@ pleat_status pleat_buffer_reserve(pleat_buffer *buf, size_t count, size_t size)
 
 void pleat_buffer_free(pleat_buffer *buf)
 {
-    free(buf->data);
+    pleat_free(buf->data);
     buf->data = NULL;
     buf->bytes = 0;
 }

@@ -1,5 +1,6 @@
 /* Context life cycle, defaults, version and status strings. */
 #include "context.h"
+#include "alloc.h"
 #include "cpu/cpu.h"
 
 #include <stdlib.h>
@@ -65,13 +66,13 @@ pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context 
     if (d.backend == PLEAT_BACKEND_CUDA)
         return PLEAT_ERROR_BACKEND_UNAVAILABLE; /* this build has no CUDA backend */
 
-    pleat_context *ctx = calloc(1, sizeof *ctx);
+    pleat_context *ctx = pleat_calloc(1, sizeof *ctx);
     if (!ctx)
         return PLEAT_ERROR_OUT_OF_MEMORY;
     int threads = d.cpu_threads ? d.cpu_threads : online_cores();
     pleat_status s = pleat_cpu_create(threads, &ctx->impl, ctx->describe, sizeof ctx->describe);
     if (s != PLEAT_OK) {
-        free(ctx);
+        pleat_free(ctx);
         return s;
     }
     ctx->profile = d.profile != 0;
@@ -86,7 +87,7 @@ void pleat_context_destroy(pleat_context *ctx)
     if (!ctx)
         return;
     ctx->ops->destroy(ctx->impl);
-    free(ctx);
+    pleat_free(ctx);
 }
 
 pleat_backend pleat_context_backend(const pleat_context *ctx)

@@ -11,8 +11,10 @@
  * Inf * 0 = NaN (details at pleat_pair_correction).
  *
  * Fixed point: corrections are summed per particle in int64 units of
- * quantum = 2^(e - 32), where distance lies in [2^(e-1), 2^e) (e >= -90 so
- * 1 / quantum is a float). One correction is below 2^33 quanta.
+ * quantum = 2^(e - 30), where distance lies in [2^(e-1), 2^e) (e >= -90 so
+ * 1 / quantum is a float). One correction is at most the distance, below
+ * 2^30 quanta, so it converts through int32: SIMD units have that
+ * conversion, not the one to int64.
  */
 #ifndef PLEAT_CORE_PAIR_H
 #define PLEAT_CORE_PAIR_H
@@ -30,8 +32,8 @@ typedef struct pleat_pair_consts {
     float distance;
     float distance2;   /* distance * distance, finite */
     float stiffness;
-    float inv_quantum; /* 2^(32 - e) */
-    double quantum;    /* 2^(e - 32) */
+    float inv_quantum; /* 2^(30 - e) */
+    double quantum;    /* 2^(e - 30) */
 } pleat_pair_consts;
 
 PLEAT_HD pleat_pair_consts pleat_pair_setup(float distance, float stiffness)
@@ -43,8 +45,8 @@ PLEAT_HD pleat_pair_consts pleat_pair_setup(float distance, float stiffness)
     k.distance = distance;
     k.distance2 = distance * distance;
     k.stiffness = stiffness;
-    k.inv_quantum = ldexpf(1.0f, 32 - e);
-    k.quantum = ldexp(1.0, e - 32);
+    k.inv_quantum = ldexpf(1.0f, 30 - e);
+    k.quantum = ldexp(1.0, e - 30);
     return k;
 }
 
@@ -116,8 +118,8 @@ PLEAT_HD void pleat_pair_correction(float dx, float dy, float dz, float wi, floa
     for (int a = 0; a < 3; ++a) {
         float delta = c * u[a];
         /* conversion truncates toward zero, the same on every target */
-        ci[a] = (int64_t)(wi * delta * k->inv_quantum);
-        cj[a] = (int64_t)(wj * delta * k->inv_quantum);
+        ci[a] = (int32_t)(wi * delta * k->inv_quantum);
+        cj[a] = (int32_t)(wj * delta * k->inv_quantum);
     }
 }
 

@@ -8,11 +8,12 @@ void PLEAT_KERNEL(apply_task)(void *arg, uint32_t chunk)
     const pleat_frame *f = arg;
     uint32_t end = pleat_chunk_end(chunk, f->m);
     for (uint32_t s = pleat_chunk_begin(chunk); s < end; ++s) {
-        const int64_t *sum = f->acc + 3 * (size_t)s;
-        if ((sum[0] | sum[1] | sum[2]) == 0)
+        int64_t sx = f->acc_x[s], sy = f->acc_y[s], sz = f->acc_z[s];
+        if ((sx | sy | sz) == 0)
             continue;
         float *p = f->out + 4 * (size_t)f->order[s];
-        for (int a = 0; a < 3; ++a)
-            p[a] = pleat_apply_sum(p[a], sum[a], &f->consts);
+        p[0] = pleat_apply_sum(p[0], sx, &f->consts);
+        p[1] = pleat_apply_sum(p[1], sy, &f->consts);
+        p[2] = pleat_apply_sum(p[2], sz, &f->consts);
     }
 }

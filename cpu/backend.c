@@ -2,6 +2,7 @@
  * of cpu.h in order for one job. Every buffer a job needs is reserved before
  * the first write to the caller's memory. */
 #include "cpu.h"
+#include "core/alloc.h"
 #include "core/buffer.h"
 #include "core/clock.h"
 #include "bounds.h"
@@ -15,7 +16,11 @@
 typedef struct pleat_cpu {
     pleat_pool *pool;
     const pleat_kernels *kern;
-    pleat_buffer seen, chunks, sort_a, sort_b, keys, order, pos, rest, acc, list_a, list_b;
+    /* Scratch, at most 60 bytes per taking-part particle: sort_a and sort_b
+     * (8 + 8; after the sort one holds keys + order, the other the x sums),
+     * pos (16), rest (12, only with rest positions), acc_yz (16). Plus a bit
+     * per particle for index checks and the pair lists of find_pairs. */
+    pleat_buffer seen, chunks, radix, sort_a, sort_b, pos, rest, acc_yz, list_a, list_b;
 } pleat_cpu;
 
 static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f)
@@ -26,10 +31,9 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f)
         size_t count, size;
     } need[] = {
         {&cpu->chunks, pleat_chunks(f->m), sizeof(pleat_chunk)},
-        {&cpu->sort_a, m, sizeof(uint64_t)},
-        {&cpu->sort_b, m, sizeof(uint64_t)},
-        {&cpu->keys, m + PLEAT_PAD, sizeof(uint32_t)},
-        {&cpu->order, m + PLEAT_PAD, sizeof(uint32_t)},
+        {&cpu->radix, 1, pleat_radix_scratch(pleat_pool_threads(cpu->pool))},
+        {&cpu->sort_a, m + PLEAT_PAD, sizeof(uint64_t)},
+        {&cpu->sort_b, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->pos, m + PLEAT_PAD, 4 * sizeof(float)},
         {&cpu->rest, f->rest ? m + PLEAT_PAD : 0, 3 * sizeof(float)},
     };
@@ -42,8 +46,6 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f)
     size_t stride = m + PLEAT_PAD;
     f->chunks = cpu->chunks.data;
     f->packed = cpu->sort_a.data;
-    f->keys = cpu->keys.data;
-    f->order = cpu->order.data;
     f->x = pos;
     f->y = pos + stride;
     f->z = pos + 2 * stride;
@@ -83,7 +85,11 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
     }
     pleat_pool_run(cpu->pool, pleat_chunks(f->m), cpu->kern->keys, f);
     pleat_lap(job->profile, mark, &job->timings.bounds_keys_ms);
-    uint64_t *sorted = pleat_radix_sort(cpu->sort_a.data, cpu->sort_b.data, f->m, 32, 64);
+    uint64_t *sorted = pleat_radix_sort(cpu->pool, cpu->sort_a.data, cpu->sort_b.data, f->m, 32,
+                                        64, cpu->radix.data);
+    /* keys and order go to the sort buffer that does not hold the result */
+    f->keys = (uint32_t *)(sorted == cpu->sort_a.data ? cpu->sort_b.data : cpu->sort_a.data);
+    f->order = f->keys + f->m + PLEAT_PAD;
     pleat_cpu_gather(f, cpu->pool, sorted);
     pleat_lap(job->profile, mark, &job->timings.sort_ms);
     return PLEAT_OK;
@@ -104,11 +110,15 @@ static void sweep(pleat_cpu *cpu, pleat_frame *f, pleat_sweep_mode mode, pleat_j
 
 static pleat_status collide(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, double *mark)
 {
-    pleat_status s = pleat_buffer_reserve(&cpu->acc, f->m, 3 * sizeof(int64_t));
+    pleat_status s = pleat_buffer_reserve(&cpu->acc_yz, f->m, 2 * sizeof(int64_t));
     if (s != PLEAT_OK)
         return s;
-    f->acc = cpu->acc.data;
-    memset(f->acc, 0, (size_t)f->m * 3 * sizeof(int64_t));
+    /* the x sums reuse the sorted keys, which the gather has consumed */
+    f->acc_x = (int64_t *)f->packed;
+    f->acc_y = cpu->acc_yz.data;
+    f->acc_z = f->acc_y + f->m;
+    memset(f->acc_x, 0, (size_t)f->m * sizeof(int64_t));
+    memset(f->acc_y, 0, (size_t)f->m * 2 * sizeof(int64_t));
     f->shared_acc = pleat_pool_threads(cpu->pool) > 1;
     sweep(cpu, f, PLEAT_SWEEP_CORRECT, job, mark);
     f->out = job->particles;
@@ -138,7 +148,8 @@ static pleat_status list_pairs(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, d
     }
     f->list = cpu->list_a.data;
     sweep(cpu, f, PLEAT_SWEEP_LIST, job, mark);
-    const uint64_t *sorted = pleat_radix_sort(cpu->list_a.data, cpu->list_b.data, total, 0, 64);
+    const uint64_t *sorted = pleat_radix_sort(cpu->pool, cpu->list_a.data, cpu->list_b.data, total,
+                                              0, 64, cpu->radix.data);
     for (size_t k = 0; k < total; ++k) {
         job->pairs[2 * k] = (uint32_t)(sorted[k] >> 32);
         job->pairs[2 * k + 1] = (uint32_t)sorted[k];
@@ -178,12 +189,12 @@ static void cpu_destroy(void *impl)
     if (!cpu)
         return;
     pleat_pool_destroy(cpu->pool);
-    pleat_buffer *bufs[] = {&cpu->seen, &cpu->chunks, &cpu->sort_a, &cpu->sort_b,
-                            &cpu->keys, &cpu->order,  &cpu->pos,    &cpu->rest,
-                            &cpu->acc,  &cpu->list_a, &cpu->list_b};
+    pleat_buffer *bufs[] = {&cpu->seen,   &cpu->chunks, &cpu->radix,  &cpu->sort_a,
+                            &cpu->sort_b, &cpu->pos,    &cpu->rest,   &cpu->acc_yz,
+                            &cpu->list_a, &cpu->list_b};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
         pleat_buffer_free(bufs[i]);
-    free(cpu);
+    pleat_free(cpu);
 }
 
 const pleat_backend_ops pleat_cpu_ops = {cpu_run, cpu_destroy};
@@ -194,13 +205,13 @@ pleat_status pleat_cpu_create(int threads, void **impl, char *describe, size_t d
     pleat_status s = pleat_isa_select(&kern);
     if (s != PLEAT_OK)
         return s;
-    pleat_cpu *cpu = calloc(1, sizeof *cpu);
+    pleat_cpu *cpu = pleat_calloc(1, sizeof *cpu);
     if (!cpu)
         return PLEAT_ERROR_OUT_OF_MEMORY;
     cpu->kern = kern;
     cpu->pool = pleat_pool_create(threads);
     if (!cpu->pool) {
-        free(cpu);
+        pleat_free(cpu);
         return PLEAT_ERROR_OUT_OF_MEMORY;
     }
     snprintf(describe, describe_size, "cpu %s, %d thread%s", kern->name, threads,

@@ -28,7 +28,7 @@ typedef struct pleat_chunk {
 typedef enum pleat_sweep_mode {
     PLEAT_SWEEP_COUNT,   /* count pairs and tests per chunk */
     PLEAT_SWEEP_LIST,    /* write pairs from each chunk's offset (pairs field) */
-    PLEAT_SWEEP_CORRECT  /* add fixed-point corrections to acc */
+    PLEAT_SWEEP_CORRECT  /* add fixed-point corrections to acc_x/y/z */
 } pleat_sweep_mode;
 
 typedef struct pleat_frame {
@@ -48,12 +48,12 @@ typedef struct pleat_frame {
     uint32_t *keys, *order;
     float *x, *y, *z, *w;
     float *rx, *ry, *rz;     /* NULL without rest positions */
-    int64_t *acc;            /* 3 per sorted particle */
+    int64_t *acc_x, *acc_y, *acc_z; /* fixed-point sums per sorted particle */
     uint64_t *list;          /* LIST: i << 32 | j, at each chunk's offset */
 
     pleat_chunk *chunks;     /* pleat_chunks(m) entries */
     pleat_sweep_mode mode;
-    int shared_acc;          /* several threads add to acc: use atomics */
+    int shared_acc;          /* several threads add to the sums: use atomics */
 } pleat_frame;
 
 static inline uint32_t pleat_frame_particle(const pleat_frame *f, uint32_t slot)

@@ -1,4 +1,5 @@
 #include "pool.h"
+#include "core/alloc.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -52,7 +53,7 @@ pleat_pool *pleat_pool_create(int threads)
 {
     if (threads < 1)
         return NULL;
-    pleat_pool *pool = calloc(1, sizeof *pool);
+    pleat_pool *pool = pleat_calloc(1, sizeof *pool);
     if (!pool)
         return NULL;
     pool->threads = threads;
@@ -61,7 +62,7 @@ pleat_pool *pleat_pool_create(int threads)
     pthread_cond_init(&pool->wake, NULL);
     pthread_cond_init(&pool->idle, NULL);
     if (threads > 1) {
-        pool->workers = calloc((size_t)threads - 1, sizeof *pool->workers);
+        pool->workers = pleat_calloc((size_t)threads - 1, sizeof *pool->workers);
         if (!pool->workers) {
             pleat_pool_destroy(pool);
             return NULL;
@@ -90,8 +91,8 @@ void pleat_pool_destroy(pleat_pool *pool)
     pthread_cond_destroy(&pool->idle);
     pthread_cond_destroy(&pool->wake);
     pthread_mutex_destroy(&pool->lock);
-    free(pool->workers);
-    free(pool);
+    pleat_free(pool->workers);
+    pleat_free(pool);
 }
 
 int pleat_pool_threads(const pleat_pool *pool)

@@ -1,38 +1,110 @@
+/* Each pass: every part (one per thread) counts its digits, the counts are
+ * turned into per-part bucket offsets in (bucket, part) order, and every part
+ * scatters its keys. One counting pass over the keys finds the digits that
+ * vary; its per-part counts stay valid until a pass moves keys between parts,
+ * so after the first pass a split sort counts the next digit again (a single
+ * part never needs to). */
 #include "sort.h"
 
 #include <string.h>
 
 #define DIGITS 8
+#define BUCKETS 256
 
-uint64_t *pleat_radix_sort(uint64_t *keys, uint64_t *tmp, size_t n, int lo_bit, int hi_bit)
+typedef size_t histogram[DIGITS][BUCKETS];
+
+typedef struct sort_job {
+    const uint64_t *src;
+    uint64_t *dst;
+    size_t n;
+    uint32_t parts;
+    int first, last; /* digits [first, last) are counted */
+    int digit;       /* scattered */
+    histogram *hist; /* one per part; becomes offsets for the current digit */
+} sort_job;
+
+static size_t part_begin(const sort_job *job, uint32_t part)
 {
-    int first = lo_bit / 8, last = hi_bit / 8;
-    size_t hist[DIGITS][256];
-    memset(hist, 0, sizeof hist);
-    for (size_t i = 0; i < n; ++i) {
-        uint64_t k = keys[i];
-        for (int d = first; d < last; ++d)
-            hist[d][(k >> (8 * d)) & 0xff]++;
-    }
+    return (size_t)((uint64_t)job->n * part / job->parts);
+}
 
-    uint64_t *src = keys, *dst = tmp;
-    for (int d = first; d < last; ++d) {
-        size_t *h = hist[d];
-        if (n == 0 || h[(src[0] >> (8 * d)) & 0xff] == n)
-            continue; /* every key has this digit: order unchanged */
-        size_t sum = 0;
-        for (int b = 0; b < 256; ++b) {
-            size_t c = h[b];
-            h[b] = sum;
+static void count_task(void *arg, uint32_t part)
+{
+    const sort_job *job = arg;
+    histogram *h = &job->hist[part];
+    memset((*h)[job->first], 0, (size_t)(job->last - job->first) * sizeof(*h)[0]);
+    size_t end = part_begin(job, part + 1);
+    for (size_t i = part_begin(job, part); i < end; ++i) {
+        uint64_t k = job->src[i];
+        for (int d = job->first; d < job->last; ++d)
+            (*h)[d][(k >> (8 * d)) & 0xff]++;
+    }
+}
+
+static void scatter_task(void *arg, uint32_t part)
+{
+    const sort_job *job = arg;
+    size_t *offset = job->hist[part][job->digit];
+    int shift = 8 * job->digit;
+    size_t end = part_begin(job, part + 1);
+    for (size_t i = part_begin(job, part); i < end; ++i) {
+        uint64_t k = job->src[i];
+        job->dst[offset[(k >> shift) & 0xff]++] = k;
+    }
+}
+
+size_t pleat_radix_scratch(int threads)
+{
+    return (size_t)threads * sizeof(histogram);
+}
+
+/* Turns digit d's counts into offsets; 0 when one bucket holds every key. */
+static int offsets(sort_job *job, int d)
+{
+    size_t sum = 0;
+    for (int b = 0; b < BUCKETS; ++b) {
+        size_t bucket = 0;
+        for (uint32_t p = 0; p < job->parts; ++p)
+            bucket += job->hist[p][d][b];
+        if (bucket == job->n)
+            return 0;
+        for (uint32_t p = 0; p < job->parts; ++p) {
+            size_t c = job->hist[p][d][b];
+            job->hist[p][d][b] = sum;
             sum += c;
         }
-        for (size_t i = 0; i < n; ++i) {
-            uint64_t k = src[i];
-            dst[h[(k >> (8 * d)) & 0xff]++] = k;
+    }
+    return 1;
+}
+
+uint64_t *pleat_radix_sort(pleat_pool *pool, uint64_t *keys, uint64_t *tmp, size_t n, int lo_bit,
+                           int hi_bit, void *scratch)
+{
+    /* small inputs are not worth waking the workers */
+    uint32_t parts = n < 65536 ? 1 : (uint32_t)pleat_pool_threads(pool);
+    sort_job job = {keys, tmp, n, parts, lo_bit / 8, hi_bit / 8, 0, scratch};
+    if (n == 0)
+        return keys;
+    pleat_pool_run(pool, parts, count_task, &job);
+    uint64_t *src = keys, *dst = tmp;
+    int moved = 0; /* keys moved between parts since they were counted */
+    for (int d = lo_bit / 8; d < hi_bit / 8; ++d) {
+        if (moved && parts > 1) {
+            job.src = src;
+            job.first = d;
+            job.last = d + 1;
+            pleat_pool_run(pool, parts, count_task, &job);
         }
+        if (!offsets(&job, d))
+            continue; /* every key has this digit: order unchanged */
+        job.src = src;
+        job.dst = dst;
+        job.digit = d;
+        pleat_pool_run(pool, parts, scatter_task, &job);
         uint64_t *t = src;
         src = dst;
         dst = t;
+        moved = 1;
     }
     return src;
 }

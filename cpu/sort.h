@@ -1,15 +1,23 @@
-/* LSD radix sort of 64-bit keys, 8-bit digits, stable. Grid keys are sorted
- * as key << 32 | particle (only the high 32 bits are digits, the particle
- * rides along); pair lists as i << 32 | j (all 64 bits). */
+/* LSD radix sort of 64-bit keys, 8-bit digits, stable, split over the pool.
+ * Grid keys are sorted as key << 32 | particle (only the high 32 bits are
+ * digits, the particle rides along); pair lists as i << 32 | j (all 64 bits).
+ * A stable sort has one result, so the split cannot change it. */
 #ifndef PLEAT_CPU_SORT_H
 #define PLEAT_CPU_SORT_H
+
+#include "pool.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
+/* Scratch the sort needs for a pool of `threads` threads, in bytes. */
+size_t pleat_radix_scratch(int threads);
+
 /* Sorts keys[0..n) by bits [lo_bit, hi_bit) (multiples of 8), stably; a
- * digit that is the same for every key costs no pass. tmp holds n entries.
- * Returns the array that holds the result: keys or tmp. */
-uint64_t *pleat_radix_sort(uint64_t *keys, uint64_t *tmp, size_t n, int lo_bit, int hi_bit);
+ * digit that is the same for every key costs no pass. tmp holds n entries,
+ * scratch pleat_radix_scratch(threads of pool) bytes. Returns the array that
+ * holds the result: keys or tmp. */
+uint64_t *pleat_radix_sort(pleat_pool *pool, uint64_t *keys, uint64_t *tmp, size_t n, int lo_bit,
+                           int hi_bit, void *scratch);
 
 #endif

@@ -7,14 +7,32 @@
  * larger, so every pair is met once. The key range of a column only moves
  * forward as the keys grow, so per column a [first, last) cursor into the
  * sorted keys is advanced instead of searched; a chunk starts its cursors
- * with a binary search. Both the cursor advance and the distance test run W
- * candidates at a time (simd.h); a hit is handled by scalar code that redoes
- * the same float operations, so every ISA finds and corrects the same pairs.
+ * with a binary search. Cursors advance and distances are tested W candidates
+ * at a time (simd.h), without a branch per candidate.
+ *
+ * Close pairs are queued, then finished in batches of W: the rest rule, then
+ * the count, the list entry or the correction. The batch computes the
+ * correction with the very operations of pleat_pair_correction() (core/pair.h,
+ * also used by CUDA), lane by lane, so every ISA gives the same bits; a lane
+ * whose exponent is out of the fast range goes through that function itself.
  */
 #include "cpu.h"
 #include "simd.h"
 
-#include <math.h>
+#include <float.h>
+
+/* Queue length: a batch is finished when it is this full. */
+#define QUEUE 256u
+
+typedef struct sweep_state {
+    const pleat_frame *f;
+    uint64_t pairs, tests;
+    uint64_t *out; /* LIST: next slot */
+    uint32_t queued;
+    /* queued pairs, sorted positions; PLEAT_W of room past QUEUE for the
+     * stores of a particle's last block */
+    uint32_t qa[QUEUE + 5 * PLEAT_W + PLEAT_W], qb[QUEUE + 5 * PLEAT_W + PLEAT_W];
+} sweep_state;
 
 /* First position whose key is >= target. */
 static uint32_t lower_bound(const uint32_t *keys, uint32_t n, uint32_t target)
@@ -43,60 +61,140 @@ static inline uint32_t advance(const uint32_t *keys, uint32_t p, uint32_t target
     }
 }
 
-static inline void add_fixed(int64_t *acc, const int64_t v[3], int sign, int shared)
+static inline void add_fixed(int64_t *sum, int64_t v, int shared)
 {
-    for (int a = 0; a < 3; ++a) {
-        int64_t d = sign > 0 ? v[a] : -v[a];
-        if (shared)
-            __atomic_fetch_add(&acc[a], d, __ATOMIC_RELAXED);
-        else
-            acc[a] += d;
-    }
+    if (shared)
+        __atomic_fetch_add(sum, v, __ATOMIC_RELAXED);
+    else
+        *sum += v;
 }
 
-typedef struct sweep_state {
-    const pleat_frame *f;
-    uint64_t pairs, tests;
-    uint64_t *out; /* LIST: next slot */
-} sweep_state;
-
-/* a and b are within the distance now; apply the rest rule and act. */
-static void on_close(sweep_state *st, uint32_t a, uint32_t b)
+static inline void add_pair(const pleat_frame *f, uint32_t a, uint32_t b, const int64_t ci[3],
+                            const int64_t cj[3])
 {
-    const pleat_frame *f = st->f;
+    int shared = f->shared_acc;
+    add_fixed(&f->acc_x[a], ci[0], shared);
+    add_fixed(&f->acc_y[a], ci[1], shared);
+    add_fixed(&f->acc_z[a], ci[2], shared);
+    add_fixed(&f->acc_x[b], -cj[0], shared);
+    add_fixed(&f->acc_y[b], -cj[1], shared);
+    add_fixed(&f->acc_z[b], -cj[2], shared);
+}
+
+/* Loads W floats src[idx[l]] into a vector. */
+static inline vf gather(const float *src, const uint32_t *idx)
+{
+    float v[PLEAT_W];
+    for (unsigned l = 0; l < PLEAT_W; ++l)
+        v[l] = src[idx[l]];
+    return vf_load(v);
+}
+
+static inline vf length2_of(const float *x, const float *y, const float *z, const uint32_t *a,
+                            const uint32_t *b)
+{
+    vf dx = vf_sub(gather(x, b), gather(x, a));
+    vf dy = vf_sub(gather(y, b), gather(y, a));
+    vf dz = vf_sub(gather(z, b), gather(z, a));
+    return vf_length2(dx, dy, dz);
+}
+
+/* pleat_pair_correction() on W pairs (lanes in `live`). Coincident lanes give
+ * zero; lanes whose scale exponent the bit trick cannot build are redone by
+ * the scalar function. */
+static void correct_batch(const pleat_frame *f, const uint32_t *a, const uint32_t *b,
+                          unsigned live)
+{
     const pleat_pair_consts *k = &f->consts;
-    if (f->rx && pleat_pair_rest_ignored(pleat_length2(f->rx[b] - f->rx[a], f->ry[b] - f->ry[a],
-                                                       f->rz[b] - f->rz[a]),
-                                         k))
-        return;
-    st->pairs++;
-    if (f->mode == PLEAT_SWEEP_LIST) {
-        uint32_t i = f->order[a], j = f->order[b];
-        *st->out++ = i < j ? (uint64_t)i << 32 | j : (uint64_t)j << 32 | i;
-    } else if (f->mode == PLEAT_SWEEP_CORRECT) {
-        int64_t ci[3], cj[3];
-        pleat_pair_correction(f->x[b] - f->x[a], f->y[b] - f->y[a], f->z[b] - f->z[a], f->w[a],
-                              f->w[b], k, ci, cj);
-        add_fixed(f->acc + 3 * (size_t)a, ci, +1, f->shared_acc);
-        add_fixed(f->acc + 3 * (size_t)b, cj, -1, f->shared_acc);
+    vf d[3] = {vf_sub(gather(f->x, b), gather(f->x, a)), vf_sub(gather(f->y, b), gather(f->y, a)),
+               vf_sub(gather(f->z, b), gather(f->z, a))};
+    vf wi = gather(f->w, a), wj = gather(f->w, b);
+
+    vf big = vf_max(vf_max(vf_abs(d[0]), vf_abs(d[1])), vf_abs(d[2]));
+    vu field = vu_srl(vf_bits(big), 23); /* biased exponent of big */
+    /* fast lanes: field in [1, 253], so e = field - 127 and -e both give
+     * normal powers of two; coincident lanes (big = 0) fail this too */
+    unsigned fast = vu_lt(vu_sub(field, vu_set1(1)), vu_set1(253)) & live;
+    vf down = vu_as_float(vu_sll(vu_sub(vu_set1(254), field), 23)); /* 2^-e */
+    vf up = vu_as_float(vu_sll(field, 23));                         /* 2^e */
+    vf u[3];
+    for (int c = 0; c < 3; ++c)
+        u[c] = vf_mul(d[c], down);
+    vf l = vf_sqrt(vf_length2(u[0], u[1], u[2]));
+    vf len = vf_mul(l, up);
+    vf w = vf_add(vf_add(wi, wj), vf_set1(FLT_EPSILON));
+    vf c = vf_div(vf_mul(vf_set1(k->stiffness), vf_sub(len, vf_set1(k->distance))), vf_mul(w, l));
+    uint32_t ci[3][PLEAT_W], cj[3][PLEAT_W];
+    vf q = vf_set1(k->inv_quantum);
+    for (int a3 = 0; a3 < 3; ++a3) {
+        vf delta = vf_mul(c, u[a3]);
+        vu_store(ci[a3], vf_trunc_i32(vf_mul(vf_mul(wi, delta), q)));
+        vu_store(cj[a3], vf_trunc_i32(vf_mul(vf_mul(wj, delta), q)));
+    }
+    for (unsigned m = live; m; m &= m - 1) {
+        unsigned lane = (unsigned)__builtin_ctz(m);
+        int64_t si[3], sj[3];
+        if (fast >> lane & 1) {
+            for (int a3 = 0; a3 < 3; ++a3) {
+                si[a3] = (int32_t)ci[a3][lane];
+                sj[a3] = (int32_t)cj[a3][lane];
+            }
+        } else {
+            uint32_t ia = a[lane], ib = b[lane];
+            pleat_pair_correction(f->x[ib] - f->x[ia], f->y[ib] - f->y[ia], f->z[ib] - f->z[ia],
+                                  f->w[ia], f->w[ib], k, si, sj);
+        }
+        add_pair(f, a[lane], b[lane], si, sj);
     }
 }
 
-static inline void test_range(sweep_state *st, uint32_t a, uint32_t begin, uint32_t end)
+/* Finishes the queued pairs: rest rule, then count, list or correct. */
+static void flush(sweep_state *st)
 {
     const pleat_frame *f = st->f;
-    const vf xa = vf_set1(f->x[a]), ya = vf_set1(f->y[a]), za = vf_set1(f->z[a]);
     const vf d2 = vf_set1(f->consts.distance2);
+    for (uint32_t i = 0; i < st->queued; i += PLEAT_W) {
+        const uint32_t *a = st->qa + i, *b = st->qb + i;
+        unsigned live = pleat_first_lanes(st->queued - i);
+        if (live != PLEAT_ALL_LANES) { /* keep the unused lanes' loads in bounds */
+            for (unsigned l = st->queued - i; l < PLEAT_W; ++l)
+                st->qa[i + l] = st->qb[i + l] = 0;
+        }
+        if (f->rx) /* pairs this close at rest never collide */
+            live &= ~vf_lt_mask(length2_of(f->rx, f->ry, f->rz, a, b), d2);
+        st->pairs += (unsigned)__builtin_popcount(live);
+        if (f->mode == PLEAT_SWEEP_CORRECT) {
+            correct_batch(f, a, b, live);
+        } else if (f->mode == PLEAT_SWEEP_LIST) {
+            for (unsigned m = live; m; m &= m - 1) {
+                unsigned lane = (unsigned)__builtin_ctz(m);
+                uint32_t i0 = f->order[a[lane]], j0 = f->order[b[lane]];
+                *st->out++ = i0 < j0 ? (uint64_t)i0 << 32 | j0 : (uint64_t)j0 << 32 | i0;
+            }
+        }
+    }
+    st->queued = 0;
+}
+
+/* Tests a against the sorted positions [begin, end) and queues the close
+ * ones. */
+static inline void test_range(sweep_state *st, uint32_t a, vf xa, vf ya, vf za, vf d2,
+                              uint32_t begin, uint32_t end)
+{
+    const pleat_frame *f = st->f;
     st->tests += end - begin;
     for (uint32_t b = begin; b < end; b += PLEAT_W) {
         vf dx = vf_sub(vf_load(f->x + b), xa);
         vf dy = vf_sub(vf_load(f->y + b), ya);
         vf dz = vf_sub(vf_load(f->z + b), za);
         unsigned close = vf_le(vf_length2(dx, dy, dz), d2) & pleat_first_lanes(end - b);
-        while (close) {
-            on_close(st, a, b + pleat_lowest_lane(close));
-            close &= close - 1;
-        }
+        uint32_t at = st->queued;
+        unsigned n = pleat_compress_lanes(b, close, st->qb + at);
+        for (unsigned l = 0; l < n; ++l)
+            st->qa[at + l] = a;
+        st->queued = at + n;
+        if (st->queued > QUEUE) /* only in a long range: a block adds at most W */
+            flush(st);
     }
 }
 
@@ -105,8 +203,13 @@ void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t chunk)
     pleat_frame *f = arg;
     const uint32_t *keys = f->keys;
     const uint32_t reach = f->grid.sweep_reach;
+    const vf d2 = vf_set1(f->consts.distance2);
     uint32_t n = f->m, begin = pleat_chunk_begin(chunk), end = pleat_chunk_end(chunk, n);
-    sweep_state st = {f, 0, 0, f->list ? f->list + f->chunks[chunk].pairs : NULL};
+    sweep_state st;
+    st.f = f;
+    st.pairs = st.tests = 0;
+    st.out = f->list ? f->list + f->chunks[chunk].pairs : NULL;
+    st.queued = 0;
 
     uint32_t first[PLEAT_NUM_COLUMNS], last[PLEAT_NUM_COLUMNS];
     uint32_t lo, hi;
@@ -116,14 +219,18 @@ void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t chunk)
 
     for (uint32_t a = begin; a < end; ++a) {
         pleat_key_range(keys[a], reach, &lo, &hi);
-        test_range(&st, a, a + 1, advance(keys, a + 1, hi));
+        const vf xa = vf_set1(f->x[a]), ya = vf_set1(f->y[a]), za = vf_set1(f->z[a]);
+        test_range(&st, a, xa, ya, za, d2, a + 1, advance(keys, a + 1, hi));
         for (int c = 1; c < PLEAT_NUM_COLUMNS; ++c) {
             uint32_t off = pleat_column_offset(c);
             first[c] = advance(keys, first[c], lo + off);
             last[c] = advance(keys, last[c] > first[c] ? last[c] : first[c], hi + off);
-            test_range(&st, a, first[c], last[c]);
+            test_range(&st, a, xa, ya, za, d2, first[c], last[c]);
         }
+        if (st.queued >= QUEUE - 5 * PLEAT_W)
+            flush(&st);
     }
+    flush(&st);
     f->chunks[chunk].pairs = st.pairs;
     f->chunks[chunk].tests = st.tests;
 }

@@ -172,7 +172,7 @@ typedef struct pleat_stats {
  *     x_i += w_i * delta,  x_j -= w_j * delta
  * and the sums are applied at the end. Coincident pairs (diff = 0) count in
  * stats but are not moved. Sums are kept in fixed point (a quantum of about
- * distance * 2^-32), so the result does not depend on order or threads.
+ * distance * 2^-30), so the result does not depend on order or threads.
  *
  * stats may be NULL; it is written only on success.
  * Errors (arrays untouched): ctx or params NULL, particles NULL with count > 0,

@@ -17,6 +17,17 @@ void pleat_scene_folded_sheet(uint32_t res, uint32_t layers, float spacing, floa
 void pleat_scene_uniform_cloud(uint32_t count, float distance, float neighbours, uint64_t seed,
                                float *particles);
 
+/* A res x res sheet with the given spacing, crumpled onto itself: folded
+ * three times along random lines (each fold wraps the stack around a
+ * cylinder, layers `spacing` apart, arc length kept), then the layer stack is
+ * squeezed in places (gaps between about 0.35 and 1.15 spacing) and bent by a
+ * few large random bumps. Deterministic for a given seed (on one platform's
+ * libm). rest (may be NULL) gets the flat sheet, as in
+ * pleat_scene_folded_sheet. Inverse mass 1. Count: res * res; res >= 2.
+ * Meant for a collision distance of about 0.8 spacing. */
+void pleat_scene_crumpled_sheet(uint32_t res, float spacing, uint64_t seed, float *particles,
+                                float *rest);
+
 /* A small deterministic generator (splitmix64), for reproducible scenes. */
 uint64_t pleat_scene_random(uint64_t *state);
 /* Uniform in [0, 1). */

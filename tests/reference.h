@@ -60,7 +60,7 @@ float *copy_floats(const float *src, size_t n);
 /* Error budget of one corrected coordinate against the double reference:
  * each pair's float correction is off by a few float roundings of a value
  * below the distance (bounded by d * 2^-19 with room) plus a fixed-point
- * quantum (d * 2^-32), and the result is rounded once (an ulp). */
+ * quantum (d * 2^-30), and the result is rounded once (an ulp). */
 double reference_tolerance(double ref, uint32_t pairs_of_particle, float distance);
 
 #endif

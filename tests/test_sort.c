@@ -1,8 +1,9 @@
-/* The radix sort against qsort. */
+/* The radix sort against qsort, on one thread and split over three. */
 #include "cpu/sort.h"
 #include "scenes.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,8 +23,22 @@ static int cmp_all(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* key_bits: how many low bits of the 32-bit key vary (few = many equal). */
-static void check(size_t n, uint32_t key_mask, uint64_t seed)
+/* Sorts with a pool of `threads` threads. */
+static const uint64_t *sort(int threads, uint64_t *keys, uint64_t *tmp, size_t n, int lo, int hi)
+{
+    static pleat_pool *pools[4];
+    if (!pools[threads])
+        pools[threads] = pleat_pool_create(threads);
+    cr_assert(pools[threads]);
+    void *scratch = malloc(pleat_radix_scratch(threads));
+    cr_assert(scratch);
+    const uint64_t *got = pleat_radix_sort(pools[threads], keys, tmp, n, lo, hi, scratch);
+    free(scratch);
+    return got;
+}
+
+/* key_mask: which bits of the 32-bit key vary (few = many equal keys). */
+static void check(int threads, size_t n, uint32_t key_mask, uint64_t seed)
 {
     uint64_t *keys = malloc((n + 1) * sizeof *keys), *tmp = malloc((n + 1) * sizeof *tmp);
     uint64_t *expect = malloc((n + 1) * sizeof *expect);
@@ -33,10 +48,11 @@ static void check(size_t n, uint32_t key_mask, uint64_t seed)
         keys[i] = (uint64_t)((uint32_t)pleat_scene_random(&rng) & key_mask) << 32 | (uint32_t)i;
     memcpy(expect, keys, n * sizeof *keys);
     qsort(expect, n, sizeof *expect, cmp_high);
-    const uint64_t *got = pleat_radix_sort(keys, tmp, n, 32, 64);
+    const uint64_t *got = sort(threads, keys, tmp, n, 32, 64);
     cr_assert(got == keys || got == tmp);
     for (size_t i = 0; i < n; ++i)
-        cr_assert_eq(got[i], expect[i], "n=%zu mask=%x: entry %zu", n, key_mask, i);
+        cr_assert_eq(got[i], expect[i], "threads=%d n=%zu mask=%x: entry %zu", threads, n,
+                     key_mask, i);
     free(expect);
     free(tmp);
     free(keys);
@@ -44,16 +60,17 @@ static void check(size_t n, uint32_t key_mask, uint64_t seed)
 
 Test(sort, sizes_and_key_spreads)
 {
-    const size_t sizes[] = {0, 1, 2, 3, 7, 255, 256, 257, 1001, 65537};
+    const size_t sizes[] = {0, 1, 2, 3, 7, 255, 256, 257, 1001, 65535, 65536, 200003};
     const uint32_t masks[] = {0xffffffffu, 0xffu, 0xff00u, 0x00ff0000u, 0xff000000u, 0x7u, 0};
-    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s)
-        for (size_t m = 0; m < sizeof masks / sizeof masks[0]; ++m)
-            check(sizes[s], masks[m], 1 + s * 31 + m);
+    for (int threads = 1; threads <= 3; threads += 2)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s)
+            for (size_t m = 0; m < sizeof masks / sizeof masks[0]; ++m)
+                check(threads, sizes[s], masks[m], 1 + s * 31 + m);
 }
 
 Test(sort, full_64_bit_keys)
 {
-    const size_t n = 20001;
+    const size_t n = 200001;
     uint64_t *keys = malloc(n * sizeof *keys), *tmp = malloc(n * sizeof *tmp);
     uint64_t *expect = malloc(n * sizeof *expect);
     cr_assert(keys && tmp && expect);
@@ -62,7 +79,7 @@ Test(sort, full_64_bit_keys)
         keys[i] = i > 0 && pleat_scene_random(&rng) % 3 == 0 ? keys[i / 2] : pleat_scene_random(&rng);
     memcpy(expect, keys, n * sizeof *keys);
     qsort(expect, n, sizeof *expect, cmp_all);
-    const uint64_t *got = pleat_radix_sort(keys, tmp, n, 0, 64);
+    const uint64_t *got = sort(3, keys, tmp, n, 0, 64);
     cr_assert(memcmp(got, expect, n * sizeof *keys) == 0);
     free(expect);
     free(tmp);

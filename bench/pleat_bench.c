@@ -1,0 +1,721 @@
+/* pleat-bench: throughput of pleat_self_collide per scene, size, backend, CPU
+ * instruction set and thread count, next to a plain 27-cell grid baseline.
+ * `pleat-bench --help` says what it measures and how. */
+#include "baseline.h"
+#include "report.h"
+#include "scenes.h"
+
+#include <pleat.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_LIST 32
+#define MIN_SIZE 16u
+#define MAX_SIZE (1u << 27)
+
+/* ---------------------------------------------------------------- scenes */
+
+typedef enum scene_kind { SCENE_CLOUD, SCENE_FOLDED, SCENE_CRUMPLED, NUM_SCENES } scene_kind;
+
+static const char *const scene_names[NUM_SCENES] = {"cloud", "folded", "crumpled"};
+
+typedef struct scene {
+    const char *name;
+    uint32_t n;
+    float distance;
+    float *start; /* n x 4 floats */
+    float *rest;  /* n x 4 floats or NULL */
+} scene;
+
+static uint32_t sheet_res(uint32_t n)
+{
+    uint32_t res = (uint32_t)lround(sqrt((double)n));
+    return res < 4 ? 4 : res;
+}
+
+/* 0, or -1 when out of memory. */
+static int scene_make(scene_kind kind, uint32_t size, uint64_t seed, scene *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->name = scene_names[kind];
+    sc->n = kind == SCENE_CLOUD ? size : sheet_res(size) * sheet_res(size);
+    size_t bytes = (size_t)sc->n * 4 * sizeof(float);
+    sc->start = malloc(bytes);
+    if (kind != SCENE_CLOUD)
+        sc->rest = malloc(bytes);
+    if (!sc->start || (kind != SCENE_CLOUD && !sc->rest))
+        return -1;
+    switch (kind) {
+    case SCENE_CLOUD: /* ~8 neighbours within the distance */
+        sc->distance = 1.0f;
+        pleat_scene_uniform_cloud(sc->n, sc->distance, 8.0f, seed, sc->start);
+        break;
+    case SCENE_FOLDED: /* 4 layers 0.6 spacing apart, d = 0.9 spacing */
+        sc->distance = 0.9f;
+        pleat_scene_folded_sheet(sheet_res(size), 4, 1.0f, 0.6f, sc->start, sc->rest);
+        break;
+    case SCENE_CRUMPLED: /* d = 0.8 of the edge length */
+        sc->distance = 0.8f;
+        pleat_scene_crumpled_sheet(sheet_res(size), 1.0f, seed, sc->start, sc->rest);
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static void scene_free(scene *sc)
+{
+    free(sc->start);
+    free(sc->rest);
+    sc->start = sc->rest = NULL;
+}
+
+/* --------------------------------------------------------------- options */
+
+typedef struct options {
+    scene_kind scenes[MAX_LIST];
+    int num_scenes;
+    uint32_t sizes[MAX_LIST];
+    int num_sizes;
+    int threads[MAX_LIST];
+    int num_threads;
+    char isas[MAX_LIST][16];
+    int num_isas;
+    pleat_backend backends[MAX_LIST];
+    int num_backends;
+    int repeats; /* 0: by size */
+    int json, quick, baseline, profile;
+    uint64_t seed;
+} options;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+"usage: pleat-bench [options]\n"
+"Times pleat_self_collide per scene, size, backend, CPU ISA and thread count,\n"
+"and a plain 27-cell uniform grid (one thread) on the same scene, and prints a\n"
+"table (or, with --json, one JSON document on stdout).\n"
+"\n"
+"  --scenes LIST    cloud,folded,crumpled (default: all)\n"
+"                     cloud     uniform cube, ~8 neighbours within d = 1\n"
+"                     folded    sqrt(n) x sqrt(n) sheet in 4 accordion layers 0.6\n"
+"                               apart, d = 0.9 spacing, rest positions\n"
+"                     crumpled  sqrt(n) x sqrt(n) sheet folded 3 times along random\n"
+"                               lines, squeezed and bent, d = 0.8 spacing, rest\n"
+"                               positions\n"
+"  --sizes LIST     particle counts, k = 1024, m = 1024^2, e.g. 1k,64k,1m,4m\n"
+"                   (default 1k,16k,64k,256k,1m,4m); sheets use the nearest\n"
+"                   square, the table shows the count used\n"
+"  --threads LIST   CPU worker threads, 0 = one per online core (default 1,2)\n"
+"  --isa LIST       CPU kernels: scalar,sse2,avx2,neon or auto (the library's\n"
+"                   own choice), set through PLEAT_CPU_ISA before each context is\n"
+"                   created; one this build or CPU lacks is reported as skipped.\n"
+"                   Default: every one of scalar,sse2,avx2,neon that a context\n"
+"                   accepts, or just $PLEAT_CPU_ISA when that is set\n"
+"  --backend LIST   cpu,cuda,auto (default cpu,cuda); unavailable = skipped\n"
+"  --repeats N      timed calls per row, median reported (default by size:\n"
+"                   31 up to 16k, 21 to 64k, 11 to 256k, 7 to 1m, 3 above;\n"
+"                   --quick caps it at 9); each row also makes one untimed\n"
+"                   warm-up call\n"
+"  --seed N         scene seed (default 1)\n"
+"  --no-baseline    do not time the plain grid\n"
+"  --no-profile     create contexts without profiling (no stage columns)\n"
+"  --quick          a short run: sizes 1k,16k,64k,256k unless --sizes is given,\n"
+"                   fewer repeats\n"
+"  --json           one JSON document on stdout instead of the table\n"
+"  --help           this text\n"
+"\n"
+"What is timed: before each call the scene's start positions are copied into\n"
+"the working array (not timed); CLOCK_MONOTONIC is read just before and after\n"
+"pleat_self_collide; ms/call is the median, ns/particle = ms/call / n.\n"
+"Contexts are created with desc.profile = 1 and the stage columns\n"
+"(bounds+keys, sort, sweep, apply, in ms) are the medians of\n"
+"pleat_context_timings() after each call. Profiling reads the clock about 5\n"
+"times per call (on CUDA it syncs the device per stage); that cost is inside\n"
+"ms/call. --no-profile measures without it. baseline is the plain grid's\n"
+"median (ms per call) over as many calls; speedup = baseline / ms/call. The\n"
+"baseline must find exactly pleat's pairs: a row where it does not says\n"
+"MISMATCH, a warning goes to stderr and the exit status is 3. With --json,\n"
+"stdout holds only the JSON document; warnings go to stderr.\n"
+"Exit status: 0 ok, 1 error, 2 bad usage, 3 pair-count mismatch.\n");
+}
+
+static int fail_usage(const char *what, const char *value)
+{
+    fprintf(stderr, "pleat-bench: bad %s: '%s' (see --help)\n", what, value);
+    return 2;
+}
+
+/* Splits a comma-separated list in place; returns the count or -1 if too many. */
+static int split(char *list, char *items[MAX_LIST])
+{
+    int count = 0;
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        if (count == MAX_LIST)
+            return -1;
+        items[count++] = tok;
+    }
+    return count;
+}
+
+static int parse_size(const char *text, uint32_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || errno)
+        return -1;
+    if (*end == 'k' || *end == 'K')
+        v *= 1024.0, ++end;
+    else if (*end == 'm' || *end == 'M')
+        v *= 1024.0 * 1024.0, ++end;
+    if (*end || !(v >= MIN_SIZE && v <= MAX_SIZE))
+        return -1;
+    *out = (uint32_t)llround(v);
+    return 0;
+}
+
+static int parse_int(const char *text, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end || errno || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Returns 0 to go on, or the exit status (2 bad usage, -1 help shown). */
+static int parse_options(int argc, char **argv, options *o)
+{
+    static char default_sizes[] = "1k,16k,64k,256k,1m,4m";
+    static char quick_sizes[] = "1k,16k,64k,256k";
+    char *scenes = NULL, *sizes = NULL, *threads = NULL, *isas = NULL, *backends = NULL;
+    memset(o, 0, sizeof *o);
+    o->baseline = o->profile = 1;
+    o->seed = 1;
+    for (int i = 1; i < argc; ++i) {
+        char *arg = argv[i], *value = NULL, *eq = NULL;
+        if (strncmp(arg, "--", 2) == 0 && (eq = strchr(arg, '=')) != NULL) {
+            *eq = '\0';
+            value = eq + 1;
+        }
+        const char *flags[] = {"--json", "--quick", "--no-baseline", "--no-profile", "--help"};
+        int is_flag = 0;
+        for (size_t f = 0; f < sizeof flags / sizeof flags[0]; ++f)
+            is_flag |= strcmp(arg, flags[f]) == 0;
+        if (is_flag) {
+            if (value)
+                return fail_usage("option", arg);
+            if (!strcmp(arg, "--json"))
+                o->json = 1;
+            else if (!strcmp(arg, "--quick"))
+                o->quick = 1;
+            else if (!strcmp(arg, "--no-baseline"))
+                o->baseline = 0;
+            else if (!strcmp(arg, "--no-profile"))
+                o->profile = 0;
+            else {
+                usage(stdout);
+                return -1;
+            }
+            continue;
+        }
+        const char *with_value[] = {"--scenes", "--sizes",   "--threads", "--isa",
+                                    "--backend", "--repeats", "--seed"};
+        int known = 0;
+        for (size_t f = 0; f < sizeof with_value / sizeof with_value[0]; ++f)
+            known |= strcmp(arg, with_value[f]) == 0;
+        if (!known)
+            return fail_usage("option", arg);
+        if (!value) {
+            if (i + 1 >= argc)
+                return fail_usage("option (missing value)", arg);
+            value = argv[++i];
+        }
+        long v;
+        if (!strcmp(arg, "--scenes"))
+            scenes = value;
+        else if (!strcmp(arg, "--sizes"))
+            sizes = value;
+        else if (!strcmp(arg, "--threads"))
+            threads = value;
+        else if (!strcmp(arg, "--isa"))
+            isas = value;
+        else if (!strcmp(arg, "--backend"))
+            backends = value;
+        else if (!strcmp(arg, "--repeats")) {
+            if (parse_int(value, 1, 100000, &v))
+                return fail_usage("--repeats", value);
+            o->repeats = (int)v;
+        } else if (!strcmp(arg, "--seed")) {
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(value, &end, 0);
+            if (end == value || *end || errno)
+                return fail_usage("--seed", value);
+            o->seed = s;
+        } else
+            return fail_usage("option", arg);
+    }
+
+    char *items[MAX_LIST];
+    int count;
+    char all_scenes[] = "cloud,folded,crumpled";
+    if ((count = split(scenes ? scenes : all_scenes, items)) <= 0)
+        return fail_usage("--scenes", scenes ? scenes : "");
+    for (int i = 0; i < count; ++i) {
+        int k = 0;
+        while (k < NUM_SCENES && strcmp(items[i], scene_names[k]))
+            ++k;
+        if (k == NUM_SCENES)
+            return fail_usage("scene", items[i]);
+        o->scenes[o->num_scenes++] = (scene_kind)k;
+    }
+
+    if ((count = split(sizes ? sizes : o->quick ? quick_sizes : default_sizes, items)) <= 0)
+        return fail_usage("--sizes", sizes ? sizes : "");
+    for (int i = 0; i < count; ++i)
+        if (parse_size(items[i], &o->sizes[o->num_sizes++]))
+            return fail_usage("size (16 .. 128m)", items[i]);
+
+    char default_threads[] = "1,2";
+    if ((count = split(threads ? threads : default_threads, items)) <= 0)
+        return fail_usage("--threads", threads ? threads : "");
+    for (int i = 0; i < count; ++i) {
+        long v;
+        if (parse_int(items[i], 0, PLEAT_MAX_CPU_THREADS, &v))
+            return fail_usage("thread count", items[i]);
+        o->threads[o->num_threads++] = (int)v;
+    }
+
+    char default_isas[] = "scalar,sse2,avx2,neon";
+    static char env_isa[16];
+    const char *env = getenv("PLEAT_CPU_ISA");
+    if (!isas && env && *env) {
+        snprintf(env_isa, sizeof env_isa, "%s", env);
+        isas = env_isa;
+    } else if (!isas) {
+        isas = default_isas;
+    }
+    if ((count = split(isas, items)) <= 0)
+        return fail_usage("--isa", isas);
+    for (int i = 0; i < count; ++i) {
+        if (strlen(items[i]) >= sizeof o->isas[0])
+            return fail_usage("isa", items[i]);
+        strcpy(o->isas[o->num_isas++], items[i]);
+    }
+
+    char default_backends[] = "cpu,cuda";
+    if ((count = split(backends ? backends : default_backends, items)) <= 0)
+        return fail_usage("--backend", backends ? backends : "");
+    for (int i = 0; i < count; ++i) {
+        if (!strcmp(items[i], "cpu"))
+            o->backends[o->num_backends++] = PLEAT_BACKEND_CPU;
+        else if (!strcmp(items[i], "cuda"))
+            o->backends[o->num_backends++] = PLEAT_BACKEND_CUDA;
+        else if (!strcmp(items[i], "auto"))
+            o->backends[o->num_backends++] = PLEAT_BACKEND_AUTO;
+        else
+            return fail_usage("backend", items[i]);
+    }
+    return 0;
+}
+
+/* -------------------------------------------------------------- machine */
+
+static int online_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > PLEAT_MAX_CPU_THREADS ? PLEAT_MAX_CPU_THREADS : (int)n;
+}
+
+static const char *arch_name(void)
+{
+#if defined(__x86_64__) || defined(_M_X64)
+    return "x86_64";
+#elif defined(__aarch64__) || defined(_M_ARM64)
+    return "aarch64";
+#elif defined(__i386__)
+    return "i386";
+#elif defined(__arm__)
+    return "arm";
+#else
+    return "unknown arch";
+#endif
+}
+
+static void cpu_model(char *out, size_t size)
+{
+    snprintf(out, size, "unknown cpu");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) && strncmp(line, "Model", 5))
+            continue;
+        char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        char *s = colon + 1;
+        while (*s == ' ' || *s == '\t')
+            ++s;
+        s[strcspn(s, "\n")] = '\0';
+        if (*s) {
+            snprintf(out, size, "%s", s);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static void compiler_name(char *out, size_t size)
+{
+#if defined(__clang__)
+    snprintf(out, size, "bench built with clang %d.%d.%d", __clang_major__, __clang_minor__,
+             __clang_patchlevel__);
+#elif defined(__GNUC__)
+    snprintf(out, size, "bench built with gcc %d.%d.%d", __GNUC__, __GNUC_MINOR__,
+             __GNUC_PATCHLEVEL__);
+#else
+    snprintf(out, size, "bench built with an unknown compiler");
+#endif
+}
+
+/* -------------------------------------------------------------- variants */
+
+/* One way to run pleat: a backend and, on the CPU, a kernel ISA. */
+typedef struct variant {
+    pleat_backend backend;
+    int on_cpu;
+    char label[16];    /* backend column */
+    char isa_env[16];  /* PLEAT_CPU_ISA value; "" = unset (library's choice) */
+    char isa[16];      /* isa column */
+} variant;
+
+static void set_isa_env(const char *isa)
+{
+    if (isa && *isa)
+        setenv("PLEAT_CPU_ISA", isa, 1);
+    else
+        unsetenv("PLEAT_CPU_ISA");
+}
+
+/* The word after "cpu " in "cpu avx2, 2 threads", else "?". */
+static void isa_from_describe(const char *describe, char *out, size_t size)
+{
+    const char *s = strstr(describe, "cpu ");
+    snprintf(out, size, "?");
+    if (!s)
+        return;
+    s += 4;
+    size_t len = strcspn(s, " ,");
+    if (len > 0 && len < size)
+        snprintf(out, size, "%.*s", (int)len, s);
+}
+
+static pleat_status try_context(pleat_backend backend, const char *isa_env, pleat_context **out)
+{
+    pleat_context_desc desc = pleat_default_context_desc();
+    desc.backend = backend;
+    desc.cpu_threads = 1;
+    set_isa_env(isa_env);
+    return pleat_context_create(&desc, out);
+}
+
+static const char *backend_name(pleat_backend b)
+{
+    return b == PLEAT_BACKEND_CPU ? "cpu" : b == PLEAT_BACKEND_CUDA ? "cuda" : "auto";
+}
+
+static void add_skip(bench_skip *skips, int *num, const char *backend, const char *isa,
+                     pleat_status s)
+{
+    if (*num >= 4 * MAX_LIST)
+        return;
+    bench_skip *k = &skips[(*num)++];
+    snprintf(k->backend, sizeof k->backend, "%s", backend);
+    snprintf(k->isa, sizeof k->isa, "%s", isa ? isa : "");
+    snprintf(k->reason, sizeof k->reason, "%s", pleat_status_string(s));
+}
+
+/* Finds what can run. Returns the number of variants, or -1 on a hard error. */
+static int probe(const options *o, variant *vars, bench_skip *skips, int *num_skips)
+{
+    int count = 0;
+    *num_skips = 0;
+    for (int b = 0; b < o->num_backends; ++b) {
+        pleat_backend backend = o->backends[b];
+        pleat_context *ctx;
+        pleat_backend resolved = backend;
+        if (backend != PLEAT_BACKEND_CPU) {
+            pleat_status s = try_context(backend, NULL, &ctx);
+            if (s == PLEAT_ERROR_BACKEND_UNAVAILABLE) {
+                add_skip(skips, num_skips, backend_name(backend), NULL, s);
+                continue;
+            }
+            if (s != PLEAT_OK) {
+                fprintf(stderr, "pleat-bench: creating a %s context: %s\n",
+                        backend_name(backend), pleat_status_string(s));
+                return -1;
+            }
+            resolved = pleat_context_backend(ctx);
+            pleat_context_destroy(ctx);
+        }
+        char label[16];
+        if (backend == PLEAT_BACKEND_AUTO)
+            snprintf(label, sizeof label, "auto:%s", backend_name(resolved));
+        else
+            snprintf(label, sizeof label, "%s", backend_name(backend));
+        if (resolved == PLEAT_BACKEND_CUDA) {
+            variant *v = &vars[count++];
+            memset(v, 0, sizeof *v);
+            v->backend = backend;
+            snprintf(v->label, sizeof v->label, "%s", label);
+            snprintf(v->isa, sizeof v->isa, "-");
+            continue;
+        }
+        for (int i = 0; i < o->num_isas; ++i) {
+            const char *want = strcmp(o->isas[i], "auto") ? o->isas[i] : "";
+            pleat_status s = try_context(backend, want, &ctx);
+            if (s == PLEAT_ERROR_BACKEND_UNAVAILABLE) {
+                add_skip(skips, num_skips, label, o->isas[i], s);
+                continue;
+            }
+            if (s != PLEAT_OK) {
+                fprintf(stderr, "pleat-bench: creating a %s context with PLEAT_CPU_ISA=%s: %s\n",
+                        label, want, pleat_status_string(s));
+                return -1;
+            }
+            variant *v = &vars[count++];
+            memset(v, 0, sizeof *v);
+            v->backend = backend;
+            v->on_cpu = 1;
+            snprintf(v->label, sizeof v->label, "%s", label);
+            snprintf(v->isa_env, sizeof v->isa_env, "%s", want);
+            if (*want)
+                snprintf(v->isa, sizeof v->isa, "%s", want);
+            else
+                isa_from_describe(pleat_context_describe(ctx), v->isa, sizeof v->isa);
+            pleat_context_destroy(ctx);
+        }
+    }
+    return count;
+}
+
+/* ------------------------------------------------------------ measuring */
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts v; returns the median (the mean of the middle two for an even count). */
+static double median(double *v, int count)
+{
+    qsort(v, (size_t)count, sizeof *v, cmp_double);
+    return count % 2 ? v[count / 2] : 0.5 * (v[count / 2 - 1] + v[count / 2]);
+}
+
+static int default_repeats(uint32_t n, int quick)
+{
+    int r = n <= 16384 ? 31 : n <= 65536 ? 21 : n <= 262144 ? 11 : n <= 1048576 ? 7 : 3;
+    return quick && r > 9 ? 9 : r;
+}
+
+/* Times the baseline on sc. Returns 0 or -1 (out of memory). */
+static int run_baseline(bench_baseline *b, const scene *sc, float *work, int repeats,
+                        double *times, bench_row *row)
+{
+    size_t bytes = (size_t)sc->n * 4 * sizeof(float);
+    bench_baseline_stats st;
+    for (int r = -1; r < repeats; ++r) { /* r = -1: warm-up */
+        memcpy(work, sc->start, bytes);
+        double t0 = now_ms();
+        if (bench_baseline_run(b, work, sc->n, sc->rest, sc->distance, 1.0f, &st))
+            return -1;
+        double t1 = now_ms();
+        if (r >= 0)
+            times[r] = t1 - t0;
+    }
+    row->has_baseline = 1;
+    row->baseline_ms = median(times, repeats);
+    row->baseline_pairs = st.pairs;
+    row->baseline_tests = st.tests;
+    row->baseline_hashed = st.hashed;
+    return 0;
+}
+
+/* Times pleat on sc with one variant and thread count. Returns 0, or -1
+ * after printing why. */
+static int run_pleat(const variant *v, int threads, int profile, const scene *sc, float *work,
+                     int repeats, double *times, bench_row *row)
+{
+    pleat_context_desc desc = pleat_default_context_desc();
+    desc.backend = v->backend;
+    desc.cpu_threads = v->on_cpu ? threads : 0;
+    desc.profile = profile;
+    set_isa_env(v->on_cpu ? v->isa_env : NULL);
+    pleat_context *ctx;
+    pleat_status s = pleat_context_create(&desc, &ctx);
+    if (s != PLEAT_OK) {
+        fprintf(stderr, "pleat-bench: creating a %s %s context with %d threads: %s\n", v->label,
+                v->isa, threads, pleat_status_string(s));
+        return -1;
+    }
+    snprintf(row->backend, sizeof row->backend, "%s", v->label);
+    snprintf(row->isa, sizeof row->isa, "%s", v->isa);
+    snprintf(row->describe, sizeof row->describe, "%s", pleat_context_describe(ctx));
+    row->threads = v->on_cpu ? (threads ? threads : online_cores()) : 0;
+
+    pleat_params params = pleat_default_params();
+    params.distance = sc->distance;
+    params.stiffness = 1.0f;
+    params.rest_positions = sc->rest;
+    size_t bytes = (size_t)sc->n * 4 * sizeof(float);
+    double *stage[4];
+    for (int k = 0; k < 4; ++k)
+        stage[k] = times + (size_t)(k + 1) * (size_t)repeats;
+    pleat_stats stats = {0, 0}, first = {0, 0};
+    for (int r = -1; r < repeats && s == PLEAT_OK; ++r) { /* r = -1: warm-up */
+        memcpy(work, sc->start, bytes);
+        double t0 = now_ms();
+        s = pleat_self_collide(ctx, work, sc->n, &params, &stats);
+        double t1 = now_ms();
+        if (s != PLEAT_OK || r < 0) {
+            first = stats;
+            continue;
+        }
+        if (stats.pairs != first.pairs || stats.tests != first.tests)
+            fprintf(stderr, "pleat-bench: WARNING: %s n=%u %s %s: stats changed between calls\n",
+                    sc->name, (unsigned)sc->n, v->label, v->isa);
+        pleat_timings tm = {0, 0, 0, 0};
+        if (profile)
+            pleat_context_timings(ctx, &tm);
+        times[r] = t1 - t0;
+        stage[0][r] = tm.bounds_keys_ms;
+        stage[1][r] = tm.sort_ms;
+        stage[2][r] = tm.sweep_ms;
+        stage[3][r] = tm.apply_ms;
+    }
+    pleat_context_destroy(ctx);
+    if (s != PLEAT_OK) {
+        fprintf(stderr, "pleat-bench: pleat_self_collide on %s n=%u (%s): %s\n", sc->name,
+                (unsigned)sc->n, row->describe, pleat_status_string(s));
+        return -1;
+    }
+    row->repeats = repeats;
+    row->ms = median(times, repeats); /* sorts: min and max at the ends */
+    row->ms_min = times[0];
+    row->ms_max = times[repeats - 1];
+    row->bounds_keys_ms = median(stage[0], repeats);
+    row->sort_ms = median(stage[1], repeats);
+    row->sweep_ms = median(stage[2], repeats);
+    row->apply_ms = median(stage[3], repeats);
+    row->pairs = stats.pairs;
+    row->tests = stats.tests;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+    options o;
+    int rc = parse_options(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+
+    static variant vars[4 * MAX_LIST];
+    static bench_skip skips[4 * MAX_LIST];
+    int num_skips;
+    int num_vars = probe(&o, vars, skips, &num_skips);
+    if (num_vars < 0)
+        return 1;
+
+    char model[128], compiler[64];
+    cpu_model(model, sizeof model);
+    compiler_name(compiler, sizeof compiler);
+    bench_header h = {pleat_version(), arch_name(), model, compiler, online_cores(),
+                      o.profile,       o.baseline,  o.seed, skips,          num_skips};
+    FILE *out = stdout;
+    bench_report_begin(out, o.json, &h);
+    if (num_vars == 0)
+        fprintf(stderr, "pleat-bench: nothing to run: every backend/ISA asked for was skipped\n");
+
+    bench_baseline *base = o.baseline ? bench_baseline_create() : NULL;
+    int rows = 0, mismatches = 0, failed = o.baseline && !base;
+    for (int si = 0; si < o.num_scenes && !failed; ++si) {
+        for (int zi = 0; zi < o.num_sizes && !failed; ++zi) {
+            scene sc;
+            int repeats = 0;
+            float *work = NULL;
+            double *times = NULL;
+            if (scene_make(o.scenes[si], o.sizes[zi], o.seed, &sc) == 0) {
+                repeats = o.repeats ? o.repeats : default_repeats(sc.n, o.quick);
+                work = malloc((size_t)sc.n * 4 * sizeof(float));
+                times = malloc((size_t)repeats * 5 * sizeof *times);
+            }
+            bench_row proto;
+            memset(&proto, 0, sizeof proto);
+            if (!work || !times ||
+                (o.baseline && run_baseline(base, &sc, work, repeats, times, &proto))) {
+                fprintf(stderr, "pleat-bench: out of memory for %s n=%u\n",
+                        scene_names[o.scenes[si]], (unsigned)o.sizes[zi]);
+                failed = 1;
+            }
+            proto.scene = sc.name;
+            proto.n = sc.n;
+            proto.distance = sc.distance;
+            proto.rest = sc.rest != NULL;
+            for (int vi = 0; vi < num_vars && !failed; ++vi) {
+                int nt = vars[vi].on_cpu ? o.num_threads : 1;
+                for (int ti = 0; ti < nt && !failed; ++ti) {
+                    bench_row row = proto;
+                    if (run_pleat(&vars[vi], o.threads[ti], o.profile, &sc, work, repeats, times,
+                                  &row)) {
+                        failed = 1;
+                        break;
+                    }
+                    row.pairs_match = !row.has_baseline || row.pairs == row.baseline_pairs;
+                    if (!row.pairs_match) {
+                        ++mismatches;
+                        fprintf(stderr,
+                                "\n!!! pleat-bench WARNING: PAIR COUNT MISMATCH on %s n=%u, %s: "
+                                "pleat found %llu pairs, the baseline %llu !!!\n\n",
+                                sc.name, (unsigned)sc.n, row.describe,
+                                (unsigned long long)row.pairs,
+                                (unsigned long long)row.baseline_pairs);
+                    }
+                    bench_report_row(out, o.json, &row);
+                    ++rows;
+                }
+            }
+            free(times);
+            free(work);
+            scene_free(&sc);
+        }
+    }
+    bench_baseline_destroy(base);
+    bench_report_end(out, o.json, rows, mismatches);
+    if (failed)
+        return 1;
+    return mismatches ? 3 : 0;
+}

@@ -1,0 +1,33 @@
+/* Every heap block the library takes goes through these wrappers, so the
+ * tests can count the blocks still live (leaks) and make the Nth allocation
+ * fail (OUT_OF_MEMORY paths). Internal: not part of the public API. The hook
+ * costs one relaxed atomic load and one atomic add per allocation, and the
+ * library allocates only when a context is created or its scratch grows. */
+#ifndef PLEAT_CORE_ALLOC_H
+#define PLEAT_CORE_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* malloc / calloc / free. pleat_malloc and pleat_calloc return NULL when the
+ * system or the failure hook says no; pleat_free(NULL) does nothing. */
+void *pleat_malloc(size_t bytes);
+void *pleat_calloc(size_t count, size_t size);
+void pleat_free(void *block);
+
+/* Test hook: the nth allocation from now fails (1 = the next one); with
+ * sticky, every allocation from the nth on fails. nth = 0 turns failures off.
+ * Thread-safe, but with several threads allocating, which one gets the nth
+ * allocation is up to the scheduler. */
+void pleat_alloc_fail_at(uint64_t nth, int sticky);
+
+/* Allocation attempts since the process started (successful or not). */
+uint64_t pleat_alloc_attempts(void);
+
+/* Allocation attempts that the hook made fail. */
+uint64_t pleat_alloc_failures(void);
+
+/* Blocks allocated through the wrappers and not freed yet. */
+int64_t pleat_alloc_live(void);
+
+#endif
