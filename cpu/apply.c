@@ -8,6 +8,9 @@ void PLEAT_KERNEL(apply_task)(void *arg, uint32_t chunk)
     const pleat_frame *f = arg;
     uint32_t end = pleat_chunk_end(chunk, f->m);
     for (uint32_t s = pleat_chunk_begin(chunk); s < end; ++s) {
+        /* key order jumps around the caller's array: fetch ahead */
+        if (s + 16 < f->m)
+            __builtin_prefetch(f->out + 4 * (size_t)f->order[s + 16], 1);
         int64_t sx = f->acc_x[s], sy = f->acc_y[s], sz = f->acc_z[s];
         if ((sx | sy | sz) == 0)
             continue;

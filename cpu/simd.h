@@ -40,6 +40,13 @@ static inline unsigned vu_lt(vu a, vu b)
     return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(lt));
 }
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
+/* base[idx[l]] in lane l (element loads: the gather instruction is slow on
+ * CPUs with the GDS microcode fix) */
+static inline vf vf_gather(const float *base, const uint32_t *idx)
+{
+    return _mm256_setr_ps(base[idx[0]], base[idx[1]], base[idx[2]], base[idx[3]], base[idx[4]],
+                          base[idx[5]], base[idx[6]], base[idx[7]]);
+}
 static inline vf vf_abs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 static inline vf vf_sqrt(vf a) { return _mm256_sqrt_ps(a); }
 static inline vf vf_div(vf a, vf b) { return _mm256_div_ps(a, b); }
@@ -74,6 +81,10 @@ static inline unsigned vu_lt(vu a, vu b)
     return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(lt));
 }
 static inline vf vf_max(vf a, vf b) { return _mm_max_ps(a, b); }
+static inline vf vf_gather(const float *base, const uint32_t *idx)
+{
+    return _mm_setr_ps(base[idx[0]], base[idx[1]], base[idx[2]], base[idx[3]]);
+}
 static inline vf vf_abs(vf a) { return _mm_andnot_ps(_mm_set1_ps(-0.0f), a); }
 static inline vf vf_sqrt(vf a) { return _mm_sqrt_ps(a); }
 static inline vf vf_div(vf a, vf b) { return _mm_div_ps(a, b); }
@@ -107,6 +118,13 @@ static inline vu vu_load(const uint32_t *p) { return vld1q_u32(p); }
 static inline vu vu_set1(uint32_t x) { return vdupq_n_u32(x); }
 static inline unsigned vu_lt(vu a, vu b) { return neon_mask(vcltq_u32(a, b)); }
 static inline vf vf_max(vf a, vf b) { return vmaxq_f32(a, b); }
+static inline vf vf_gather(const float *base, const uint32_t *idx)
+{
+    float32x4_t v = vdupq_n_f32(base[idx[0]]);
+    v = vsetq_lane_f32(base[idx[1]], v, 1);
+    v = vsetq_lane_f32(base[idx[2]], v, 2);
+    return vsetq_lane_f32(base[idx[3]], v, 3);
+}
 static inline vf vf_abs(vf a) { return vabsq_f32(a); }
 static inline vf vf_sqrt(vf a) { return vsqrtq_f32(a); }
 static inline vf vf_div(vf a, vf b) { return vdivq_f32(a, b); }
@@ -134,6 +152,7 @@ static inline vu vu_load(const uint32_t *p) { return *p; }
 static inline vu vu_set1(uint32_t x) { return x; }
 static inline unsigned vu_lt(vu a, vu b) { return a < b; }
 static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }
+static inline vf vf_gather(const float *base, const uint32_t *idx) { return base[idx[0]]; }
 static inline vf vf_abs(vf a) { return fabsf(a); }
 static inline vf vf_sqrt(vf a) { return sqrtf(a); }
 static inline vf vf_div(vf a, vf b) { return a / b; }

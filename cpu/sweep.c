@@ -6,9 +6,10 @@
  * column (only later particles) and 4 neighbouring columns whose keys are all
  * larger, so every pair is met once. The key range of a column only moves
  * forward as the keys grow, so per column a [first, last) cursor into the
- * sorted keys is advanced instead of searched; a chunk starts its cursors
- * with a binary search. Cursors advance and distances are tested W candidates
- * at a time (simd.h), without a branch per candidate.
+ * sorted keys is advanced instead of searched (a chunk starts it with a
+ * binary search); the range ends where the keys pass its end, found by the
+ * same W-wide compare that tests the distances (simd.h), so no branch is
+ * taken per candidate.
  *
  * Close pairs are queued, then finished in batches of W: the rest rule, then
  * the count, the list entry or the correction. The batch computes the
@@ -21,7 +22,7 @@
 
 #include <float.h>
 
-/* Queue length: a batch is finished when it is this full. */
+/* Queue length: the queued pairs are finished before it can overflow. */
 #define QUEUE 256u
 
 typedef struct sweep_state {
@@ -29,9 +30,9 @@ typedef struct sweep_state {
     uint64_t pairs, tests;
     uint64_t *out; /* LIST: next slot */
     uint32_t queued;
-    /* queued pairs, sorted positions; PLEAT_W of room past QUEUE for the
-     * stores of a particle's last block */
-    uint32_t qa[QUEUE + 5 * PLEAT_W + PLEAT_W], qb[QUEUE + 5 * PLEAT_W + PLEAT_W];
+    /* queued pairs, sorted positions; a block stores W entries at
+     * queued <= QUEUE */
+    uint32_t qa[QUEUE + PLEAT_W], qb[QUEUE + PLEAT_W];
 } sweep_state;
 
 /* First position whose key is >= target. */
@@ -81,21 +82,12 @@ static inline void add_pair(const pleat_frame *f, uint32_t a, uint32_t b, const 
     add_fixed(&f->acc_z[b], -cj[2], shared);
 }
 
-/* Loads W floats src[idx[l]] into a vector. */
-static inline vf gather(const float *src, const uint32_t *idx)
-{
-    float v[PLEAT_W];
-    for (unsigned l = 0; l < PLEAT_W; ++l)
-        v[l] = src[idx[l]];
-    return vf_load(v);
-}
-
 static inline vf length2_of(const float *x, const float *y, const float *z, const uint32_t *a,
                             const uint32_t *b)
 {
-    vf dx = vf_sub(gather(x, b), gather(x, a));
-    vf dy = vf_sub(gather(y, b), gather(y, a));
-    vf dz = vf_sub(gather(z, b), gather(z, a));
+    vf dx = vf_sub(vf_gather(x, b), vf_gather(x, a));
+    vf dy = vf_sub(vf_gather(y, b), vf_gather(y, a));
+    vf dz = vf_sub(vf_gather(z, b), vf_gather(z, a));
     return vf_length2(dx, dy, dz);
 }
 
@@ -106,9 +98,9 @@ static void correct_batch(const pleat_frame *f, const uint32_t *a, const uint32_
                           unsigned live)
 {
     const pleat_pair_consts *k = &f->consts;
-    vf d[3] = {vf_sub(gather(f->x, b), gather(f->x, a)), vf_sub(gather(f->y, b), gather(f->y, a)),
-               vf_sub(gather(f->z, b), gather(f->z, a))};
-    vf wi = gather(f->w, a), wj = gather(f->w, b);
+    vf d[3] = {vf_sub(vf_gather(f->x, b), vf_gather(f->x, a)), vf_sub(vf_gather(f->y, b), vf_gather(f->y, a)),
+               vf_sub(vf_gather(f->z, b), vf_gather(f->z, a))};
+    vf wi = vf_gather(f->w, a), wj = vf_gather(f->w, b);
 
     vf big = vf_max(vf_max(vf_abs(d[0]), vf_abs(d[1])), vf_abs(d[2]));
     vu field = vu_srl(vf_bits(big), 23); /* biased exponent of big */
@@ -176,25 +168,29 @@ static void flush(sweep_state *st)
     st->queued = 0;
 }
 
-/* Tests a against the sorted positions [begin, end) and queues the close
- * ones. */
-static inline void test_range(sweep_state *st, uint32_t a, vf xa, vf ya, vf za, vf d2,
-                              uint32_t begin, uint32_t end)
+/* Tests a against the candidates from sorted position b on whose keys are
+ * below `end_key` (the end of the column's key range), W at a time, and
+ * queues the close ones. The key compare, not a second cursor, ends the
+ * range; the padding keys (UINT32_MAX) end it at the last particle. */
+static inline void test_from(sweep_state *st, uint32_t a, vf xa, vf ya, vf za, vf d2, uint32_t b,
+                             uint32_t end_key)
 {
     const pleat_frame *f = st->f;
-    st->tests += end - begin;
-    for (uint32_t b = begin; b < end; b += PLEAT_W) {
+    const vu limit = vu_set1(end_key);
+    for (;; b += PLEAT_W) {
+        if (st->queued > QUEUE - PLEAT_W)
+            flush(st);
+        unsigned in_range = vu_lt(vu_load(f->keys + b), limit);
         vf dx = vf_sub(vf_load(f->x + b), xa);
         vf dy = vf_sub(vf_load(f->y + b), ya);
         vf dz = vf_sub(vf_load(f->z + b), za);
-        unsigned close = vf_le(vf_length2(dx, dy, dz), d2) & pleat_first_lanes(end - b);
+        unsigned close = vf_le(vf_length2(dx, dy, dz), d2) & in_range;
         uint32_t at = st->queued;
-        unsigned n = pleat_compress_lanes(b, close, st->qb + at);
-        for (unsigned l = 0; l < n; ++l)
-            st->qa[at + l] = a;
-        st->queued = at + n;
-        if (st->queued > QUEUE) /* only in a long range: a block adds at most W */
-            flush(st);
+        vu_store(st->qa + at, vu_set1(a));
+        st->queued = at + pleat_compress_lanes(b, close, st->qb + at);
+        st->tests += (unsigned)__builtin_popcount(in_range);
+        if (in_range != PLEAT_ALL_LANES)
+            return;
     }
 }
 
@@ -211,24 +207,22 @@ void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t chunk)
     st.out = f->list ? f->list + f->chunks[chunk].pairs : NULL;
     st.queued = 0;
 
-    uint32_t first[PLEAT_NUM_COLUMNS], last[PLEAT_NUM_COLUMNS];
+    /* per neighbouring column, the first position at or past its range */
+    uint32_t first[PLEAT_NUM_COLUMNS];
     uint32_t lo, hi;
     pleat_key_range(keys[begin], reach, &lo, &hi);
     for (int c = 1; c < PLEAT_NUM_COLUMNS; ++c)
-        first[c] = last[c] = lower_bound(keys, n, lo + pleat_column_offset(c));
+        first[c] = lower_bound(keys, n, lo + pleat_column_offset(c));
 
     for (uint32_t a = begin; a < end; ++a) {
         pleat_key_range(keys[a], reach, &lo, &hi);
         const vf xa = vf_set1(f->x[a]), ya = vf_set1(f->y[a]), za = vf_set1(f->z[a]);
-        test_range(&st, a, xa, ya, za, d2, a + 1, advance(keys, a + 1, hi));
+        test_from(&st, a, xa, ya, za, d2, a + 1, hi); /* own column: later particles */
         for (int c = 1; c < PLEAT_NUM_COLUMNS; ++c) {
             uint32_t off = pleat_column_offset(c);
             first[c] = advance(keys, first[c], lo + off);
-            last[c] = advance(keys, last[c] > first[c] ? last[c] : first[c], hi + off);
-            test_range(&st, a, xa, ya, za, d2, first[c], last[c]);
+            test_from(&st, a, xa, ya, za, d2, first[c], hi + off);
         }
-        if (st.queued >= QUEUE - 5 * PLEAT_W)
-            flush(&st);
     }
     flush(&st);
     f->chunks[chunk].pairs = st.pairs;
