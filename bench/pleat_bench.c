@@ -7,6 +7,13 @@
 
 #include <pleat.h>
 
+#ifdef PLEAT_BENCH_CUDA
+#include <cuda_runtime_api.h>
+#define PLEAT_BENCH_DEVICE_PTRS 1
+#else
+#define PLEAT_BENCH_DEVICE_PTRS 0
+#endif
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -397,7 +404,8 @@ static void compiler_name(char *out, size_t size)
 typedef struct variant {
     pleat_backend backend;
     int on_cpu;
-    char label[16];    /* backend column */
+    int device_ptrs;   /* CUDA: pleat_self_collide_device on device copies */
+    char label[24];    /* backend column */
     char isa_env[16];  /* PLEAT_CPU_ISA value; "" = unset (library's choice) */
     char isa[16];      /* isa column */
 } variant;
@@ -477,11 +485,15 @@ static int probe(const options *o, variant *vars, bench_skip *skips, int *num_sk
         else
             snprintf(label, sizeof label, "%s", backend_name(backend));
         if (resolved == PLEAT_BACKEND_CUDA) {
-            variant *v = &vars[count++];
-            memset(v, 0, sizeof *v);
-            v->backend = backend;
-            snprintf(v->label, sizeof v->label, "%s", label);
-            snprintf(v->isa, sizeof v->isa, "-");
+            /* host pointers, then (built with CUDA) device pointers */
+            for (int dev = 0; dev < 1 + PLEAT_BENCH_DEVICE_PTRS; ++dev) {
+                variant *v = &vars[count++];
+                memset(v, 0, sizeof *v);
+                v->backend = backend;
+                v->device_ptrs = dev;
+                snprintf(v->label, sizeof v->label, "%s%s", label, dev ? ":dev" : "");
+                snprintf(v->isa, sizeof v->isa, "-");
+            }
             continue;
         }
         for (int i = 0; i < o->num_isas; ++i) {
@@ -563,6 +575,75 @@ static int run_baseline(bench_baseline *b, const scene *sc, float *work, int rep
     return 0;
 }
 
+/* The device-pointer path (pleat-bench built with CUDA): the start positions
+ * are copied to the GPU before each call, untimed; the time is the call plus
+ * a wait for the stream, so it covers the work on the GPU. Stats come from a
+ * separate untimed call, since asking for them is a sync. */
+typedef struct device_copies {
+    float *particles, *rest;
+} device_copies;
+
+#ifdef PLEAT_BENCH_CUDA
+static int device_setup(device_copies *d, const scene *sc, pleat_params *params)
+{
+    size_t bytes = (size_t)sc->n * 4 * sizeof(float);
+    if (cudaMalloc((void **)&d->particles, bytes) != cudaSuccess ||
+        (sc->rest && cudaMalloc((void **)&d->rest, bytes) != cudaSuccess) ||
+        (sc->rest && cudaMemcpy(d->rest, sc->rest, bytes, cudaMemcpyHostToDevice) != cudaSuccess)) {
+        fprintf(stderr, "pleat-bench: no device memory for n=%u\n", (unsigned)sc->n);
+        return -1;
+    }
+    params->rest_positions = d->rest;
+    return 0;
+}
+
+static pleat_status device_call(pleat_context *ctx, device_copies *d, const scene *sc,
+                                const pleat_params *params, pleat_stats *stats, double *t0,
+                                double *t1)
+{
+    size_t bytes = (size_t)sc->n * 4 * sizeof(float);
+    if (cudaMemcpy(d->particles, sc->start, bytes, cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess)
+        return PLEAT_ERROR_DEVICE;
+    *t0 = now_ms();
+    pleat_status s = pleat_self_collide_device(ctx, d->particles, sc->n, params, NULL, NULL);
+    if (s == PLEAT_OK && cudaDeviceSynchronize() != cudaSuccess)
+        s = PLEAT_ERROR_DEVICE;
+    *t1 = now_ms();
+    if (s != PLEAT_OK)
+        return s;
+    /* untimed: the stats of the same call (asking for them is a sync) */
+    if (cudaMemcpy(d->particles, sc->start, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
+        return PLEAT_ERROR_DEVICE;
+    return pleat_self_collide_device(ctx, d->particles, sc->n, params, NULL, stats);
+}
+
+static void device_free(device_copies *d)
+{
+    cudaFree(d->particles);
+    cudaFree(d->rest);
+}
+#else
+static int device_setup(device_copies *d, const scene *sc, pleat_params *params)
+{
+    (void)d, (void)sc, (void)params;
+    return -1;
+}
+
+static pleat_status device_call(pleat_context *ctx, device_copies *d, const scene *sc,
+                                const pleat_params *params, pleat_stats *stats, double *t0,
+                                double *t1)
+{
+    (void)ctx, (void)d, (void)sc, (void)params, (void)stats, (void)t0, (void)t1;
+    return PLEAT_ERROR_BACKEND_UNAVAILABLE;
+}
+
+static void device_free(device_copies *d)
+{
+    (void)d;
+}
+#endif
+
 /* Times pleat on sc with one variant and thread count. Returns 0, or -1
  * after printing why. */
 static int run_pleat(const variant *v, int threads, int profile, const scene *sc, float *work,
@@ -594,11 +675,21 @@ static int run_pleat(const variant *v, int threads, int profile, const scene *sc
     for (int k = 0; k < 4; ++k)
         stage[k] = times + (size_t)(k + 1) * (size_t)repeats;
     pleat_stats stats = {0, 0}, first = {0, 0};
+    device_copies dev = {NULL, NULL};
+    if (v->device_ptrs && device_setup(&dev, sc, &params) != 0) {
+        pleat_context_destroy(ctx);
+        return -1;
+    }
     for (int r = -1; r < repeats && s == PLEAT_OK; ++r) { /* r = -1: warm-up */
-        memcpy(work, sc->start, bytes);
-        double t0 = now_ms();
-        s = pleat_self_collide(ctx, work, sc->n, &params, &stats);
-        double t1 = now_ms();
+        double t0, t1;
+        if (v->device_ptrs) {
+            s = device_call(ctx, &dev, sc, &params, &stats, &t0, &t1);
+        } else {
+            memcpy(work, sc->start, bytes);
+            t0 = now_ms();
+            s = pleat_self_collide(ctx, work, sc->n, &params, &stats);
+            t1 = now_ms();
+        }
         if (s != PLEAT_OK || r < 0) {
             first = stats;
             continue;
@@ -615,6 +706,7 @@ static int run_pleat(const variant *v, int threads, int profile, const scene *sc
         stage[2][r] = tm.sweep_ms;
         stage[3][r] = tm.apply_ms;
     }
+    device_free(&dev);
     pleat_context_destroy(ctx);
     if (s != PLEAT_OK) {
         fprintf(stderr, "pleat-bench: pleat_self_collide on %s n=%u (%s): %s\n", sc->name,

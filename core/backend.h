@@ -29,6 +29,11 @@ typedef struct pleat_job {
 typedef struct pleat_backend_ops {
     pleat_status (*run)(void *impl, pleat_job *job);
     void (*destroy)(void *impl);
+    /* device-pointer calls; NULL for a backend without device memory */
+    pleat_status (*collide_device)(void *impl, float *d_particles, uint32_t count,
+                                   const pleat_params *params, void *stream, pleat_stats *stats,
+                                   int profile, pleat_timings *timings);
+    pleat_status (*device_status)(void *impl);
 } pleat_backend_ops;
 
 #endif

@@ -74,3 +74,29 @@ pleat_status pleat_find_pairs(pleat_context *ctx, const float *particles, uint32
         *num_pairs = job.num_pairs;
     return s;
 }
+
+pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_particles, uint32_t count,
+                                       const pleat_params *params, void *stream,
+                                       pleat_stats *stats)
+{
+    pleat_status s = check_call(ctx, d_particles, count, params);
+    if (s != PLEAT_OK)
+        return s;
+    if (!ctx->ops->collide_device)
+        return PLEAT_ERROR_BACKEND_UNAVAILABLE;
+    pleat_timings t = {0, 0, 0, 0};
+    s = ctx->ops->collide_device(ctx->impl, d_particles, count, params, stream, stats,
+                                 ctx->profile, &t);
+    if (s == PLEAT_OK)
+        ctx->timings = t;
+    return s;
+}
+
+pleat_status pleat_context_device_status(pleat_context *ctx)
+{
+    if (!ctx)
+        return PLEAT_ERROR_INVALID_ARGUMENT;
+    if (!ctx->ops->device_status)
+        return PLEAT_ERROR_BACKEND_UNAVAILABLE;
+    return ctx->ops->device_status(ctx->impl);
+}

@@ -2,6 +2,9 @@
 #include "context.h"
 #include "alloc.h"
 #include "cpu/cpu.h"
+#ifdef PLEAT_HAVE_CUDA
+#include "cuda/cuda.h"
+#endif
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -63,21 +66,30 @@ pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context 
     if (d.backend != PLEAT_BACKEND_AUTO && d.backend != PLEAT_BACKEND_CPU &&
         d.backend != PLEAT_BACKEND_CUDA)
         return PLEAT_ERROR_INVALID_ARGUMENT;
-    if (d.backend == PLEAT_BACKEND_CUDA)
-        return PLEAT_ERROR_BACKEND_UNAVAILABLE; /* this build has no CUDA backend */
 
     pleat_context *ctx = pleat_calloc(1, sizeof *ctx);
     if (!ctx)
         return PLEAT_ERROR_OUT_OF_MEMORY;
-    int threads = d.cpu_threads ? d.cpu_threads : online_cores();
-    pleat_status s = pleat_cpu_create(threads, &ctx->impl, ctx->describe, sizeof ctx->describe);
+    pleat_status s = PLEAT_ERROR_BACKEND_UNAVAILABLE;
+#ifdef PLEAT_HAVE_CUDA
+    if (d.backend != PLEAT_BACKEND_CPU) {
+        s = pleat_cuda_create(d.cuda_device, &ctx->impl, ctx->describe, sizeof ctx->describe);
+        ctx->backend = PLEAT_BACKEND_CUDA;
+        ctx->ops = &pleat_cuda_ops;
+    }
+#endif
+    /* AUTO without a usable GPU runs on the CPU */
+    if (s == PLEAT_ERROR_BACKEND_UNAVAILABLE && d.backend != PLEAT_BACKEND_CUDA) {
+        int threads = d.cpu_threads ? d.cpu_threads : online_cores();
+        s = pleat_cpu_create(threads, &ctx->impl, ctx->describe, sizeof ctx->describe);
+        ctx->backend = PLEAT_BACKEND_CPU;
+        ctx->ops = &pleat_cpu_ops;
+    }
     if (s != PLEAT_OK) {
         pleat_free(ctx);
         return s;
     }
     ctx->profile = d.profile != 0;
-    ctx->backend = PLEAT_BACKEND_CPU;
-    ctx->ops = &pleat_cpu_ops;
     *out = ctx;
     return PLEAT_OK;
 }

@@ -197,7 +197,7 @@ static void cpu_destroy(void *impl)
     pleat_free(cpu);
 }
 
-const pleat_backend_ops pleat_cpu_ops = {cpu_run, cpu_destroy};
+const pleat_backend_ops pleat_cpu_ops = {cpu_run, cpu_destroy, NULL, NULL};
 
 pleat_status pleat_cpu_create(int threads, void **impl, char *describe, size_t describe_size)
 {

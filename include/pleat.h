@@ -203,6 +203,32 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
                                         uint32_t count, const pleat_params *params,
                                         uint32_t *pairs, size_t capacity, size_t *num_pairs);
 
+/**
+ * pleat_self_collide() on data already in GPU memory, for pipelines that keep
+ * their cloth on the GPU. CUDA contexts only (others: BACKEND_UNAVAILABLE).
+ *
+ * d_particles is device memory (count x 4 floats, corrected in place);
+ * params->indices and params->rest_positions, when set, are device pointers
+ * too. stream is a cudaStream_t (NULL: the default stream); the work is
+ * queued on it and the call returns without waiting: no host round trip, no
+ * device sync, and no allocation once the context has seen a call of this
+ * size, so the call can be captured in a CUDA graph (with stats NULL).
+ *
+ * The pointer and params checks of pleat_self_collide() are made here and
+ * returned at once. The data checks (indices, NaN/Inf, negative inverse mass)
+ * run on the device: a bad input leaves d_particles unchanged, and its status
+ * is returned when stats is non-NULL (the call then waits for the stream: the
+ * one documented sync) or by pleat_context_device_status() afterwards.
+ * With profile set in the context desc, each stage is waited for and timed.
+ */
+PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_particles,
+                                                 uint32_t count, const pleat_params *params,
+                                                 void *stream, pleat_stats *stats);
+
+/** Waits for the context's last device-pointer call and returns the status of
+ *  its data checks (PLEAT_OK when there was none). CUDA contexts only. */
+PLEAT_API pleat_status pleat_context_device_status(pleat_context *ctx);
+
 #ifdef __cplusplus
 }
 #endif

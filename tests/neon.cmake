@@ -20,7 +20,8 @@ endfunction()
 
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR} -G ${GENERATOR}
     -DCMAKE_TOOLCHAIN_FILE=${SOURCE_DIR}/cmake/aarch64-linux-gnu.cmake
-    -DCMAKE_BUILD_TYPE=Release -DPLEAT_CRITERION=OFF -DPLEAT_BUILD_SAMPLES=OFF)
+    -DCMAKE_BUILD_TYPE=Release -DPLEAT_CRITERION=OFF -DPLEAT_BUILD_SAMPLES=OFF
+    -DPLEAT_BUILD_BENCH=OFF -DPLEAT_CUDA=OFF)
 run(${CMAKE_COMMAND} --build ${WORK_DIR} --target pleat-check)
 run(${CMAKE_CTEST_COMMAND} --test-dir ${WORK_DIR} --output-on-failure)
 message(STATUS "AArch64 tests under qemu:\n${out}")

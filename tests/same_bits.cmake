@@ -1,10 +1,17 @@
-# Runs pleat-check (CHECK) once per CPU kernel variant in ISAS and fails
-# unless every variant the machine supports prints the same result hash.
+# Runs pleat-check (CHECK) once per CPU kernel variant in ISAS ("cuda": the
+# GPU backend) and fails unless every variant the machine supports prints
+# the same result hash.
 # EMULATOR: optional command to run CHECK with (a cross build under qemu).
 set(first "")
 foreach(isa IN LISTS ISAS)
-  set(ENV{PLEAT_CPU_ISA} ${isa})
-  execute_process(COMMAND ${EMULATOR} ${CHECK} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+  set(args)
+  if(isa STREQUAL "cuda")
+    unset(ENV{PLEAT_CPU_ISA})
+    set(args --cuda)
+  else()
+    set(ENV{PLEAT_CPU_ISA} ${isa})
+  endif()
+  execute_process(COMMAND ${EMULATOR} ${CHECK} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
   if(rc EQUAL 77)
     message(STATUS "${isa}: not supported here, skipped")
     continue()

@@ -43,8 +43,11 @@ Test(api, context_create_and_describe)
 {
     pleat_context *ctx = NULL;
     cr_assert_eq(pleat_context_create(NULL, &ctx), PLEAT_OK);
-    cr_assert_eq(pleat_context_backend(ctx), PLEAT_BACKEND_CPU);
-    cr_assert(strncmp(pleat_context_describe(ctx), "cpu ", 4) == 0);
+    /* AUTO: the GPU where there is one, else the CPU */
+    const char *want = pleat_context_backend(ctx) == PLEAT_BACKEND_CUDA ? "cuda " : "cpu ";
+    cr_assert(pleat_context_backend(ctx) != PLEAT_BACKEND_AUTO);
+    cr_assert(strncmp(pleat_context_describe(ctx), want, strlen(want)) == 0, "%s",
+              pleat_context_describe(ctx));
     pleat_context_destroy(ctx);
 
     ctx = cpu_context(3);
@@ -77,14 +80,38 @@ Test(api, context_create_errors)
     cr_assert_eq(ctx, (pleat_context *)0x1, "*out is written only on success");
 }
 
-Test(api, cuda_without_cuda_is_unavailable)
+/* CUDA on a build or machine without it is unavailable, and never a CPU
+ * context in disguise. */
+Test(api, cuda_backend_is_cuda_or_unavailable)
 {
     pleat_context_desc d = pleat_default_context_desc();
     d.backend = PLEAT_BACKEND_CUDA;
     pleat_context *ctx = NULL;
     pleat_status s = pleat_context_create(&d, &ctx);
+    if (s == PLEAT_OK) {
+        cr_assert_eq(pleat_context_backend(ctx), PLEAT_BACKEND_CUDA);
+        pleat_context_destroy(ctx);
+        return;
+    }
     cr_assert_eq(s, PLEAT_ERROR_BACKEND_UNAVAILABLE, "%s", pleat_status_string(s));
     cr_assert_null(ctx);
+}
+
+Test(api, device_calls_need_a_cuda_context)
+{
+    pleat_context *ctx = cpu_context(1);
+    float p[8] = {0, 0, 0, 1, 0.5f, 0, 0, 1};
+    pleat_params params = pleat_default_params();
+    params.distance = 1.0f;
+    cr_assert_eq(pleat_self_collide_device(ctx, p, 2, &params, NULL, NULL),
+                 PLEAT_ERROR_BACKEND_UNAVAILABLE);
+    cr_assert_eq(pleat_context_device_status(ctx), PLEAT_ERROR_BACKEND_UNAVAILABLE);
+    cr_assert_eq(pleat_context_device_status(NULL), PLEAT_ERROR_INVALID_ARGUMENT);
+    params.distance = -1.0f; /* params are checked first, on any backend */
+    cr_assert_eq(pleat_self_collide_device(ctx, p, 2, &params, NULL, NULL),
+                 PLEAT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(p[4], 0.5f);
+    pleat_context_destroy(ctx);
 }
 
 Test(api, forced_isa)

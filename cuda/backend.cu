@@ -1,0 +1,383 @@
+/*
+ * The CUDA backend: a context owns a device, a stream, device scratch (grown
+ * to the largest call, CUB's temporary storage included) and pinned host
+ * memory for the counters.
+ *
+ * Device-pointer calls queue the stages on the caller's stream and return:
+ * no sync, no allocation once a size has been seen, so they can be captured
+ * in a CUDA graph. Asking for stats (or pleat_context_device_status) is the
+ * one documented sync. Host-pointer calls copy in, run the same stages on the
+ * context's stream, check the device flags, and copy out only on success.
+ */
+#include "cuda.h"
+#include "frame.cuh"
+#include "core/clock.h"
+
+#include <new>
+#include <stdio.h>
+#include <string.h>
+
+struct device_buffer {
+    void *data;
+    size_t bytes;
+};
+
+typedef struct pleat_cuda {
+    int device;
+    cudaStream_t stream;          /* for host-pointer calls */
+    cudaStream_t last_stream;     /* of the last device-pointer call */
+    pleat_cuda_counters *host;    /* pinned */
+    device_buffer counters, grid, bounds, seen, keys, order, keys_in, order_in, pos, rest, acc;
+    device_buffer temp, list, list_tmp;
+    /* host-pointer calls: staging copies of the caller's arrays */
+    device_buffer in_particles, in_indices, in_rest;
+} pleat_cuda;
+
+static pleat_status status_of(cudaError_t e)
+{
+    if (e == cudaSuccess)
+        return PLEAT_OK;
+    return e == cudaErrorMemoryAllocation ? PLEAT_ERROR_OUT_OF_MEMORY : PLEAT_ERROR_DEVICE;
+}
+
+/* Grow-only, like core/buffer.c; never called while a graph is captured
+ * once the sizes have been seen. */
+static pleat_status reserve(device_buffer *b, size_t count, size_t size)
+{
+    if (size != 0 && count > SIZE_MAX / size)
+        return PLEAT_ERROR_OUT_OF_MEMORY;
+    size_t bytes = count * size;
+    if (bytes <= b->bytes)
+        return PLEAT_OK;
+    void *data = NULL;
+    cudaError_t e = cudaMalloc(&data, bytes);
+    if (e != cudaSuccess) {
+        cudaGetLastError(); /* clear it */
+        return status_of(e);
+    }
+    cudaFree(b->data);
+    b->data = data;
+    b->bytes = bytes;
+    return PLEAT_OK;
+}
+
+static pleat_status flags_status(unsigned flags)
+{
+    if (flags & PLEAT_FLAG_BAD_INDEX)
+        return PLEAT_ERROR_BAD_INDEX;
+    if (flags & PLEAT_FLAG_NONFINITE)
+        return PLEAT_ERROR_NONFINITE_INPUT;
+    if (flags & PLEAT_FLAG_NEGATIVE_MASS)
+        return PLEAT_ERROR_INVALID_ARGUMENT;
+    return PLEAT_OK;
+}
+
+/* Reserves the scratch of a call on m taking-part particles out of count. */
+static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f)
+{
+    size_t m = f->m;
+    struct {
+        device_buffer *buf;
+        size_t count, size;
+    } need[] = {
+        {&cu->counters, 1, sizeof(pleat_cuda_counters)},
+        {&cu->grid, 1, sizeof(pleat_grid)},
+        {&cu->bounds, PLEAT_CUDA_MAX_BLOCKS, 6 * sizeof(float)},
+        {&cu->seen, f->indices ? ((size_t)f->count + 31) / 32 : 0, sizeof(unsigned)},
+        {&cu->keys, m, sizeof(uint32_t)},
+        {&cu->order, m, sizeof(uint32_t)},
+        {&cu->keys_in, m, sizeof(uint32_t)},
+        {&cu->order_in, m, sizeof(uint32_t)},
+        {&cu->pos, m, 4 * sizeof(float)},
+        {&cu->rest, f->rest ? m : 0, 3 * sizeof(float)},
+        {&cu->acc, m, 3 * sizeof(unsigned long long)},
+        {&cu->temp, 1, pleat_cuda_sort_temp_bytes(f->m)},
+    };
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i) {
+        pleat_status s = reserve(need[i].buf, need[i].count, need[i].size);
+        if (s != PLEAT_OK)
+            return s;
+    }
+    float *pos = (float *)cu->pos.data, *rest = (float *)cu->rest.data;
+    f->counters = (pleat_cuda_counters *)cu->counters.data;
+    f->grid = (pleat_grid *)cu->grid.data;
+    f->block_bounds = (float *)cu->bounds.data;
+    f->seen = (unsigned *)cu->seen.data;
+    f->keys = (uint32_t *)cu->keys.data;
+    f->order = (uint32_t *)cu->order.data;
+    f->keys_in = (uint32_t *)cu->keys_in.data;
+    f->order_in = (uint32_t *)cu->order_in.data;
+    f->x = pos;
+    f->y = pos + m;
+    f->z = pos + 2 * m;
+    f->w = pos + 3 * m;
+    f->rx = f->rest ? rest : NULL;
+    f->ry = f->rest ? rest + m : NULL;
+    f->rz = f->rest ? rest + 2 * m : NULL;
+    f->acc = (unsigned long long *)cu->acc.data;
+    return PLEAT_OK;
+}
+
+static pleat_cuda_frame make_frame(const float *particles, uint32_t count, const pleat_params *p)
+{
+    pleat_cuda_frame f;
+    memset(&f, 0, sizeof f);
+    f.particles = particles;
+    f.count = count;
+    f.indices = p->indices;
+    f.m = p->indices ? p->num_indices : count;
+    f.rest = p->rest_positions;
+    f.consts = pleat_pair_setup(p->distance, p->stiffness);
+    return f;
+}
+
+/* With profiling on, each stage is waited for and timed (the documented
+ * cost of profile on CUDA); otherwise laps do nothing. */
+typedef struct laps {
+    int on;
+    double mark;
+    pleat_timings *t;
+    cudaStream_t stream;
+} laps;
+
+static void lap(laps *l, double *total)
+{
+    if (!l->on)
+        return;
+    cudaStreamSynchronize(l->stream);
+    pleat_lap(1, &l->mark, total);
+}
+
+/* Queues every stage up to the sweep (checks, keys, sort, gather). */
+static cudaError_t queue_prepare(pleat_cuda *cu, const pleat_cuda_frame &f, laps *l)
+{
+    cudaStream_t s = l->stream;
+    cudaMemsetAsync(f.counters, 0, sizeof *f.counters, s);
+    if (f.indices)
+        cudaMemsetAsync(f.seen, 0, ((size_t)f.count + 31) / 32 * sizeof(unsigned), s);
+    if (f.m == 0)
+        return cudaGetLastError();
+    pleat_cuda_check_and_keys(f, s);
+    lap(l, &l->t->bounds_keys_ms);
+    cudaError_t e = pleat_cuda_sort(f, cu->temp.data, cu->temp.bytes, s);
+    if (e != cudaSuccess)
+        return e;
+    pleat_cuda_gather(f, s);
+    lap(l, &l->t->sort_ms);
+    return cudaGetLastError();
+}
+
+/* The whole self-collision on device memory, queued on l->stream. */
+static pleat_status queue_collide(pleat_cuda *cu, pleat_cuda_frame *f, laps *l)
+{
+    pleat_status st = reserve_frame(cu, f);
+    if (st != PLEAT_OK)
+        return st;
+    f->mode = PLEAT_CUDA_CORRECT;
+    cudaError_t e = queue_prepare(cu, *f, l);
+    if (e == cudaSuccess && f->m > 0 && f->consts.distance > 0.0f) {
+        cudaMemsetAsync(f->acc, 0, (size_t)f->m * 3 * sizeof(unsigned long long), l->stream);
+        pleat_cuda_sweep(*f, l->stream);
+        lap(l, &l->t->sweep_ms);
+        pleat_cuda_apply(*f, l->stream);
+        lap(l, &l->t->apply_ms);
+        e = cudaGetLastError();
+    }
+    return status_of(e);
+}
+
+static pleat_status read_counters(pleat_cuda *cu, const pleat_cuda_frame &f, cudaStream_t s)
+{
+    cudaError_t e = cudaMemcpyAsync(cu->host, f.counters, sizeof *cu->host,
+                                    cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess)
+        return status_of(e);
+    return flags_status(cu->host->flags);
+}
+
+static pleat_status copy_in(pleat_cuda *cu, const pleat_job *job, pleat_cuda_frame *f)
+{
+    const pleat_params *p = &job->params;
+    size_t n_idx = p->indices ? p->num_indices : 0;
+    pleat_status st = reserve(&cu->in_particles, job->count, 4 * sizeof(float));
+    if (st == PLEAT_OK)
+        st = reserve(&cu->in_indices, n_idx, sizeof(uint32_t));
+    if (st == PLEAT_OK)
+        st = reserve(&cu->in_rest, p->rest_positions ? job->count : 0, 4 * sizeof(float));
+    if (st != PLEAT_OK)
+        return st;
+    cudaStream_t s = cu->stream;
+    if (job->count)
+        cudaMemcpyAsync(cu->in_particles.data, job->particles,
+                        (size_t)job->count * 4 * sizeof(float), cudaMemcpyHostToDevice, s);
+    if (n_idx)
+        cudaMemcpyAsync(cu->in_indices.data, p->indices, n_idx * sizeof(uint32_t),
+                        cudaMemcpyHostToDevice, s);
+    if (p->rest_positions && job->count)
+        cudaMemcpyAsync(cu->in_rest.data, p->rest_positions,
+                        (size_t)job->count * 4 * sizeof(float), cudaMemcpyHostToDevice, s);
+    pleat_params dp = *p;
+    dp.indices = p->indices ? (const uint32_t *)cu->in_indices.data : NULL;
+    dp.rest_positions = p->rest_positions ? (const float *)cu->in_rest.data : NULL;
+    *f = make_frame((const float *)cu->in_particles.data, job->count, &dp);
+    f->out = (float *)cu->in_particles.data;
+    return status_of(cudaGetLastError());
+}
+
+/* find_pairs: count, then (when the caller's array can hold them) list,
+ * sort and copy out. */
+static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *f, laps *l)
+{
+    cudaStream_t s = cu->stream;
+    f->mode = PLEAT_CUDA_COUNT;
+    cudaError_t e = queue_prepare(cu, *f, l);
+    if (e == cudaSuccess && f->m > 0 && f->consts.distance > 0.0f)
+        pleat_cuda_sweep(*f, s);
+    pleat_status st = read_counters(cu, *f, s);
+    lap(l, &l->t->sweep_ms);
+    if (st != PLEAT_OK)
+        return st;
+    unsigned long long total = cu->host->pairs;
+    job->stats.pairs = total;
+    job->stats.tests = cu->host->tests;
+    job->num_pairs = (size_t)total;
+    if (job->kind == PLEAT_JOB_COUNT_PAIRS || total == 0)
+        return PLEAT_OK;
+    if (total > job->capacity)
+        return PLEAT_ERROR_CAPACITY;
+    size_t temp = pleat_cuda_sort_pairs_temp_bytes(total);
+    if ((st = reserve(&cu->list, total, 8)) != PLEAT_OK ||
+        (st = reserve(&cu->list_tmp, total, 8)) != PLEAT_OK ||
+        (st = reserve(&cu->temp, 1, temp)) != PLEAT_OK)
+        return st;
+    f->mode = PLEAT_CUDA_LIST;
+    f->list = (unsigned long long *)cu->list.data;
+    f->capacity = total;
+    cudaMemsetAsync(f->counters, 0, sizeof *f->counters, s);
+    pleat_cuda_sweep(*f, s);
+    /* sorted, then written as i, j uint32 pairs into list */
+    e = pleat_cuda_sort_pairs(f->list, (unsigned long long *)cu->list_tmp.data, total,
+                              cu->temp.data, cu->temp.bytes, s);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(job->pairs, f->list, total * 2 * sizeof(uint32_t),
+                            cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(s);
+    lap(l, &l->t->apply_ms);
+    return status_of(e);
+}
+
+static pleat_status cuda_run(void *impl, pleat_job *job)
+{
+    pleat_cuda *cu = (pleat_cuda *)impl;
+    if (cudaSetDevice(cu->device) != cudaSuccess)
+        return PLEAT_ERROR_DEVICE;
+    laps l = {job->profile, job->profile ? pleat_now_ms() : 0.0, &job->timings, cu->stream};
+    pleat_cuda_frame f;
+    pleat_status st = copy_in(cu, job, &f);
+    if (st == PLEAT_OK)
+        st = reserve_frame(cu, &f);
+    if (st != PLEAT_OK)
+        return st;
+    if (job->kind != PLEAT_JOB_COLLIDE)
+        return pairs_job(cu, job, &f, &l);
+    if ((st = queue_collide(cu, &f, &l)) != PLEAT_OK || (st = read_counters(cu, f, cu->stream)) != PLEAT_OK)
+        return st;
+    job->stats.pairs = cu->host->pairs;
+    job->stats.tests = cu->host->tests;
+    /* only now, with every check passed, the caller's array is written */
+    if (job->count == 0)
+        return PLEAT_OK;
+    return status_of(cudaMemcpy(job->particles, f.out, (size_t)job->count * 4 * sizeof(float),
+                                cudaMemcpyDeviceToHost));
+}
+
+extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles, uint32_t count,
+                                                  const pleat_params *params, void *stream,
+                                                  pleat_stats *stats, int profile,
+                                                  pleat_timings *timings)
+{
+    pleat_cuda *cu = (pleat_cuda *)impl;
+    if (cudaSetDevice(cu->device) != cudaSuccess)
+        return PLEAT_ERROR_DEVICE;
+    cudaStream_t s = (cudaStream_t)stream;
+    pleat_timings unused;
+    memset(timings ? timings : &unused, 0, sizeof unused);
+    laps l = {profile, profile ? pleat_now_ms() : 0.0, timings ? timings : &unused, s};
+    pleat_cuda_frame f = make_frame(d_particles, count, params);
+    f.out = d_particles;
+    pleat_status st = queue_collide(cu, &f, &l);
+    cu->last_stream = s;
+    if (st == PLEAT_OK && stats) {
+        st = read_counters(cu, f, s);
+        if (st == PLEAT_OK) {
+            stats->pairs = cu->host->pairs;
+            stats->tests = cu->host->tests;
+        }
+    }
+    return st;
+}
+
+extern "C" pleat_status pleat_cuda_device_status(void *impl)
+{
+    pleat_cuda *cu = (pleat_cuda *)impl;
+    if (cudaSetDevice(cu->device) != cudaSuccess || !cu->counters.data)
+        return cu->counters.data ? PLEAT_ERROR_DEVICE : PLEAT_OK;
+    cudaError_t e = cudaMemcpyAsync(cu->host, cu->counters.data, sizeof *cu->host,
+                                    cudaMemcpyDeviceToHost, cu->last_stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(cu->last_stream);
+    return e == cudaSuccess ? flags_status(cu->host->flags) : status_of(e);
+}
+
+static void cuda_destroy(void *impl)
+{
+    pleat_cuda *cu = (pleat_cuda *)impl;
+    if (!cu)
+        return;
+    cudaSetDevice(cu->device);
+    device_buffer *bufs[] = {&cu->counters, &cu->grid,     &cu->bounds, &cu->seen,
+                             &cu->keys,     &cu->order,    &cu->keys_in, &cu->order_in,
+                             &cu->pos,      &cu->rest,     &cu->acc,    &cu->temp,
+                             &cu->list,     &cu->list_tmp, &cu->in_particles,
+                             &cu->in_indices, &cu->in_rest};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
+        cudaFree(bufs[i]->data);
+    if (cu->host)
+        cudaFreeHost(cu->host);
+    if (cu->stream)
+        cudaStreamDestroy(cu->stream);
+    delete cu;
+}
+
+extern "C" const pleat_backend_ops pleat_cuda_ops = {cuda_run, cuda_destroy,
+                                                     pleat_cuda_collide_device,
+                                                     pleat_cuda_device_status};
+
+extern "C" pleat_status pleat_cuda_create(int device, void **impl, char *describe,
+                                          size_t describe_size)
+{
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || device >= devices) {
+        cudaGetLastError();
+        return PLEAT_ERROR_BACKEND_UNAVAILABLE;
+    }
+    cudaDeviceProp prop;
+    if (cudaSetDevice(device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+        return PLEAT_ERROR_DEVICE;
+    pleat_cuda *cu = new (std::nothrow) pleat_cuda();
+    if (!cu)
+        return PLEAT_ERROR_OUT_OF_MEMORY;
+    cu->device = device;
+    if (cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaMallocHost((void **)&cu->host, sizeof *cu->host) != cudaSuccess) {
+        cuda_destroy(cu);
+        return PLEAT_ERROR_DEVICE;
+    }
+    cu->last_stream = cu->stream;
+    snprintf(describe, describe_size, "cuda %s (device %d)", prop.name, device);
+    *impl = cu;
+    return PLEAT_OK;
+}

@@ -1,0 +1,84 @@
+/* State of one CUDA call, passed by value to every kernel, and the stage
+ * launchers (one .cu file per stage). Every kernel reads its inputs from
+ * device memory and reports bad data through `flags`; the apply kernel reads
+ * the flags and writes nothing when any is set, so a bad input never reaches
+ * the caller's buffer, with no host round trip. */
+#ifndef PLEAT_CUDA_FRAME_CUH
+#define PLEAT_CUDA_FRAME_CUH
+
+#include "core/backend.h"
+#include "core/grid.h"
+#include "core/pair.h"
+
+#include <cuda_runtime.h>
+
+/* flags */
+#define PLEAT_FLAG_BAD_INDEX 1u
+#define PLEAT_FLAG_NONFINITE 2u
+#define PLEAT_FLAG_NEGATIVE_MASS 4u
+
+#define PLEAT_CUDA_BLOCK 256
+#define PLEAT_CUDA_MAX_BLOCKS 1024 /* of the bounds reduction */
+
+typedef enum pleat_cuda_mode {
+    PLEAT_CUDA_COUNT,
+    PLEAT_CUDA_LIST,
+    PLEAT_CUDA_CORRECT
+} pleat_cuda_mode;
+
+/* Device counters of one call. */
+typedef struct pleat_cuda_counters {
+    unsigned long long pairs, tests, listed;
+    unsigned int flags;
+} pleat_cuda_counters;
+
+typedef struct pleat_cuda_frame {
+    const float *particles;  /* device, count x 4 */
+    uint32_t count;
+    const uint32_t *indices; /* device or NULL */
+    uint32_t m;
+    const float *rest;       /* device or NULL */
+    float *out;              /* where apply writes (device) */
+    pleat_pair_consts consts;
+    pleat_cuda_mode mode;
+
+    pleat_grid *grid;               /* device, written by the setup kernel */
+    pleat_cuda_counters *counters;  /* device */
+    float *block_bounds;            /* device, 6 per bounds block */
+    unsigned int *seen;             /* device bitmap, count bits */
+    uint32_t *keys, *order;         /* device, sorted (m each) */
+    uint32_t *keys_in, *order_in;   /* device, before the sort */
+    float *x, *y, *z, *w;           /* device, sorted */
+    float *rx, *ry, *rz;            /* device, sorted, or NULL */
+    unsigned long long *acc;        /* device, 3 x m fixed-point sums (x, y, z) */
+    unsigned long long *list;       /* device, LIST: i << 32 | j */
+    unsigned long long capacity;    /* LIST: entries in list */
+} pleat_cuda_frame;
+
+__host__ __device__ inline uint32_t pleat_cuda_particle(const pleat_cuda_frame &f, uint32_t s)
+{
+    return f.indices ? f.indices[s] : s;
+}
+
+static inline unsigned pleat_cuda_blocks(uint64_t n)
+{
+    uint64_t b = (n + PLEAT_CUDA_BLOCK - 1) / PLEAT_CUDA_BLOCK;
+    return (unsigned)(b < 1 ? 1 : b);
+}
+
+/* Stage launchers (asynchronous, on `stream`). */
+void pleat_cuda_check_and_keys(const pleat_cuda_frame &f, cudaStream_t stream);
+cudaError_t pleat_cuda_sort(const pleat_cuda_frame &f, void *temp, size_t temp_bytes,
+                            cudaStream_t stream);
+size_t pleat_cuda_sort_temp_bytes(uint32_t m);
+void pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream);
+void pleat_cuda_sweep(const pleat_cuda_frame &f, cudaStream_t stream);
+void pleat_cuda_apply(const pleat_cuda_frame &f, cudaStream_t stream);
+/* Sorts list[0..n) (i << 32 | j) through tmp and writes it back into list
+ * as (i, j) uint32 pairs, the layout of pleat_find_pairs. */
+cudaError_t pleat_cuda_sort_pairs(unsigned long long *list, unsigned long long *tmp,
+                                  unsigned long long n, void *temp, size_t temp_bytes,
+                                  cudaStream_t stream);
+size_t pleat_cuda_sort_pairs_temp_bytes(unsigned long long n);
+
+#endif

@@ -1,0 +1,119 @@
+/* Stage 1 on the GPU: index checks, particle checks + bounds (per-block
+ * reduction, then one block finishes it and sets the grid up), keys. Min and
+ * max are exact, so the box, and with it every key, matches the CPU's. */
+#include "frame.cuh"
+
+#include <math.h>
+
+__global__ void index_check_kernel(pleat_cuda_frame f)
+{
+    uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= f.m)
+        return;
+    uint32_t i = f.indices[s];
+    if (i >= f.count) {
+        atomicOr(&f.counters->flags, PLEAT_FLAG_BAD_INDEX);
+        return;
+    }
+    unsigned bit = 1u << (i & 31);
+    if (atomicOr(&f.seen[i >> 5], bit) & bit)
+        atomicOr(&f.counters->flags, PLEAT_FLAG_BAD_INDEX);
+}
+
+__device__ static bool finite(float v)
+{
+    return v - v == 0.0f; /* NaN and Inf give NaN */
+}
+
+__global__ void bounds_kernel(pleat_cuda_frame f)
+{
+    __shared__ float lo[3][PLEAT_CUDA_BLOCK], hi[3][PLEAT_CUDA_BLOCK];
+    float l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
+    unsigned flags = 0;
+    for (uint32_t s = blockIdx.x * blockDim.x + threadIdx.x; s < f.m;
+         s += gridDim.x * blockDim.x) {
+        uint32_t i = pleat_cuda_particle(f, s);
+        if (i >= f.count)
+            continue; /* reported by the index check */
+        /* element loads: a caller's device pointer need not be 16-byte aligned */
+        const float *p = f.particles + 4 * (size_t)i;
+        float v[3] = {p[0], p[1], p[2]}, w = p[3];
+        if (!finite(v[0]) || !finite(v[1]) || !finite(v[2]) || !finite(w))
+            flags |= PLEAT_FLAG_NONFINITE;
+        if (w < 0.0f)
+            flags |= PLEAT_FLAG_NEGATIVE_MASS;
+        if (f.rest) {
+            const float *r = f.rest + 4 * (size_t)i;
+            if (!finite(r[0]) || !finite(r[1]) || !finite(r[2]))
+                flags |= PLEAT_FLAG_NONFINITE;
+        }
+        for (int a = 0; a < 3; ++a) {
+            l[a] = v[a] < l[a] ? v[a] : l[a];
+            h[a] = v[a] > h[a] ? v[a] : h[a];
+        }
+    }
+    if (flags)
+        atomicOr(&f.counters->flags, flags);
+    for (int a = 0; a < 3; ++a) {
+        lo[a][threadIdx.x] = l[a];
+        hi[a][threadIdx.x] = h[a];
+    }
+    __syncthreads();
+    for (int stride = PLEAT_CUDA_BLOCK / 2; stride > 0; stride /= 2) {
+        if (threadIdx.x < stride) {
+            for (int a = 0; a < 3; ++a) {
+                float ol = lo[a][threadIdx.x + stride], oh = hi[a][threadIdx.x + stride];
+                lo[a][threadIdx.x] = ol < lo[a][threadIdx.x] ? ol : lo[a][threadIdx.x];
+                hi[a][threadIdx.x] = oh > hi[a][threadIdx.x] ? oh : hi[a][threadIdx.x];
+            }
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        for (int a = 0; a < 3; ++a) {
+            f.block_bounds[6 * blockIdx.x + a] = lo[a][0];
+            f.block_bounds[6 * blockIdx.x + 3 + a] = hi[a][0];
+        }
+    }
+}
+
+/* One thread: the box of every block, then the grid (core/grid.h). */
+__global__ void setup_kernel(pleat_cuda_frame f, unsigned blocks)
+{
+    float lower[3] = {INFINITY, INFINITY, INFINITY}, upper[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (unsigned b = 0; b < blocks; ++b) {
+        for (int a = 0; a < 3; ++a) {
+            float l = f.block_bounds[6 * b + a], h = f.block_bounds[6 * b + 3 + a];
+            lower[a] = l < lower[a] ? l : lower[a];
+            upper[a] = h > upper[a] ? h : upper[a];
+        }
+    }
+    if (f.counters->flags == 0)
+        *f.grid = pleat_grid_setup(lower, upper, f.consts.distance);
+}
+
+__global__ void keys_kernel(pleat_cuda_frame f)
+{
+    uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= f.m)
+        return;
+    uint32_t i = pleat_cuda_particle(f, s);
+    uint32_t key = 0;
+    if (i < f.count && f.counters->flags == 0) {
+        const float *p = f.particles + 4 * (size_t)i;
+        key = pleat_grid_key(f.grid, p[0], p[1], p[2]);
+    }
+    f.keys_in[s] = key;
+    f.order_in[s] = i;
+}
+
+void pleat_cuda_check_and_keys(const pleat_cuda_frame &f, cudaStream_t stream)
+{
+    if (f.indices)
+        index_check_kernel<<<pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, 0, stream>>>(f);
+    unsigned blocks = pleat_cuda_blocks(f.m);
+    blocks = blocks < PLEAT_CUDA_MAX_BLOCKS ? blocks : PLEAT_CUDA_MAX_BLOCKS;
+    bounds_kernel<<<blocks, PLEAT_CUDA_BLOCK, 0, stream>>>(f);
+    setup_kernel<<<1, 1, 0, stream>>>(f, blocks);
+    keys_kernel<<<pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, 0, stream>>>(f);
+}

@@ -1,0 +1,77 @@
+/* Stage 2 on the GPU: CUB's radix sort of (key, particle) and the gather of
+ * the particles into key order. CUB's sort is stable, as the CPU's. */
+#include "frame.cuh"
+
+#include <cub/device/device_radix_sort.cuh>
+
+size_t pleat_cuda_sort_temp_bytes(uint32_t m)
+{
+    size_t bytes = 0;
+    cub::DeviceRadixSort::SortPairs(nullptr, bytes, (const uint32_t *)nullptr, (uint32_t *)nullptr,
+                                    (const uint32_t *)nullptr, (uint32_t *)nullptr, m, 0, 32);
+    return bytes;
+}
+
+/* All 32 bits: which ones vary is only known on the device, and asking the
+ * host would cost a sync (and break graph capture). */
+cudaError_t pleat_cuda_sort(const pleat_cuda_frame &f, void *temp, size_t temp_bytes,
+                            cudaStream_t stream)
+{
+    return cub::DeviceRadixSort::SortPairs(temp, temp_bytes, f.keys_in, f.keys, f.order_in,
+                                           f.order, f.m, 0, 32, stream);
+}
+
+size_t pleat_cuda_sort_pairs_temp_bytes(unsigned long long n)
+{
+    size_t bytes = 0;
+    cub::DeviceRadixSort::SortKeys(nullptr, bytes, (const unsigned long long *)nullptr,
+                                   (unsigned long long *)nullptr, n, 0, 64);
+    return bytes;
+}
+
+/* i << 32 | j into the pair layout of pleat_find_pairs: i, j as uint32. */
+__global__ void split_pairs_kernel(const unsigned long long *sorted, uint32_t *out,
+                                   unsigned long long n)
+{
+    unsigned long long k = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n)
+        return;
+    out[2 * k] = (uint32_t)(sorted[k] >> 32);
+    out[2 * k + 1] = (uint32_t)sorted[k];
+}
+
+cudaError_t pleat_cuda_sort_pairs(unsigned long long *list, unsigned long long *tmp,
+                                  unsigned long long n, void *temp, size_t temp_bytes,
+                                  cudaStream_t stream)
+{
+    cudaError_t e = cub::DeviceRadixSort::SortKeys(temp, temp_bytes, list, tmp, n, 0, 64, stream);
+    if (e != cudaSuccess)
+        return e;
+    split_pairs_kernel<<<pleat_cuda_blocks(n), PLEAT_CUDA_BLOCK, 0, stream>>>(tmp, (uint32_t *)list,
+                                                                              n);
+    return cudaGetLastError();
+}
+
+__global__ void gather_kernel(pleat_cuda_frame f)
+{
+    uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= f.m || f.counters->flags != 0)
+        return;
+    uint32_t i = f.order[s];
+    const float *p = f.particles + 4 * (size_t)i;
+    f.x[s] = p[0];
+    f.y[s] = p[1];
+    f.z[s] = p[2];
+    f.w[s] = p[3];
+    if (f.rx) {
+        const float *r = f.rest + 4 * (size_t)i;
+        f.rx[s] = r[0];
+        f.ry[s] = r[1];
+        f.rz[s] = r[2];
+    }
+}
+
+void pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream)
+{
+    gather_kernel<<<pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, 0, stream>>>(f);
+}

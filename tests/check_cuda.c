@@ -1,0 +1,190 @@
+/*
+ * pleat-check-cuda: the CUDA backend against the CPU backend, bit for bit,
+ * and the device-pointer API, without a test framework (the GPU machine has
+ * no Criterion). Exit status: 0 all passed, 1 a check failed, 77 no CUDA
+ * device here (CI: skipped).
+ *
+ * On every scene kind, with and without rest positions and index subsets:
+ * the corrected particles, the pair list and the stats of the CUDA backend
+ * (host pointers and device pointers) equal the CPU backend's. Then bad
+ * inputs through the device API: the status comes back with the stats, and
+ * the device buffer is left as it was.
+ */
+#include "reference.h"
+#include "scenes.h"
+
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures, checks;
+
+static void expect(int ok, const char *what, const char *scene)
+{
+    ++checks;
+    if (!ok) {
+        printf("FAIL %s: %s\n", scene, what);
+        ++failures;
+    }
+}
+
+static pleat_context *make(pleat_backend backend)
+{
+    pleat_context_desc d = pleat_default_context_desc();
+    d.backend = backend;
+    pleat_context *ctx = NULL;
+    pleat_status s = pleat_context_create(&d, &ctx);
+    if (backend == PLEAT_BACKEND_CUDA && s == PLEAT_ERROR_BACKEND_UNAVAILABLE) {
+        printf("skipped: no CUDA device\n");
+        exit(77);
+    }
+    if (s != PLEAT_OK)
+        die(pleat_status_string(s));
+    return ctx;
+}
+
+static void *to_device(const void *host, size_t bytes)
+{
+    void *d = NULL;
+    if (cudaMalloc(&d, bytes ? bytes : 4) != cudaSuccess)
+        die("cudaMalloc");
+    if (bytes && cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
+        die("cudaMemcpy");
+    return d;
+}
+
+static float *from_device(const float *d, size_t floats)
+{
+    float *h = malloc(floats * sizeof *h + 1);
+    if (!h || cudaMemcpy(h, d, floats * sizeof *h, cudaMemcpyDeviceToHost) != cudaSuccess)
+        die("copy back");
+    return h;
+}
+
+static uint32_t *pairs_of(pleat_context *ctx, const scene *sc, const pleat_params *p, size_t *n)
+{
+    if (pleat_find_pairs(ctx, sc->particles, sc->count, p, NULL, 0, n) != PLEAT_OK)
+        die("pair count");
+    uint32_t *pairs = malloc((*n + 1) * 2 * sizeof *pairs);
+    if (!pairs || pleat_find_pairs(ctx, sc->particles, sc->count, p, pairs, *n, n) != PLEAT_OK)
+        die("pair list");
+    return pairs;
+}
+
+/* CPU, CUDA with host pointers, CUDA with device pointers: the same bits. */
+static void compare(pleat_context *cpu, pleat_context *gpu, const scene *sc,
+                    const pleat_params *p, const char *name)
+{
+    size_t floats = (size_t)sc->count * 4, n_cpu, n_gpu;
+    uint32_t *pc = pairs_of(cpu, sc, p, &n_cpu), *pg = pairs_of(gpu, sc, p, &n_gpu);
+    expect(n_cpu == n_gpu && memcmp(pc, pg, n_cpu * 2 * sizeof *pc) == 0, "pair lists differ",
+           name);
+
+    float *a = copy_floats(sc->particles, floats), *b = copy_floats(sc->particles, floats);
+    pleat_stats sa, sb, sd;
+    expect(pleat_self_collide(cpu, a, sc->count, p, &sa) == PLEAT_OK, "cpu call", name);
+    expect(pleat_self_collide(gpu, b, sc->count, p, &sb) == PLEAT_OK, "cuda call", name);
+    expect(memcmp(a, b, floats * sizeof *a) == 0, "host-pointer particles differ", name);
+    expect(sa.pairs == sb.pairs && sa.tests == sb.tests, "stats differ", name);
+
+    /* the device-pointer path, params pointing at device copies */
+    float *d_particles = to_device(sc->particles, floats * sizeof(float));
+    pleat_params dp = *p;
+    void *d_idx = p->indices ? to_device(p->indices, p->num_indices * sizeof(uint32_t)) : NULL;
+    void *d_rest = p->rest_positions ? to_device(p->rest_positions, floats * sizeof(float)) : NULL;
+    dp.indices = d_idx;
+    dp.rest_positions = d_rest;
+    expect(pleat_self_collide_device(gpu, d_particles, sc->count, &dp, NULL, &sd) == PLEAT_OK,
+           "device call", name);
+    float *c = from_device(d_particles, floats);
+    expect(memcmp(a, c, floats * sizeof *a) == 0, "device-pointer particles differ", name);
+    expect(sd.pairs == sa.pairs && sd.tests == sa.tests, "device stats differ", name);
+    cudaFree(d_particles);
+    cudaFree(d_idx);
+    cudaFree(d_rest);
+    free(c);
+    free(b);
+    free(a);
+    free(pg);
+    free(pc);
+}
+
+/* Bad data through the device API: its status with the stats (and from
+ * pleat_context_device_status without them), the buffer unchanged. */
+static void bad_inputs(pleat_context *gpu)
+{
+    float pts[16] = {0, 0, 0, 1, 0.5f, 0, 0, 1, 1, 0, 0, 1, 1.5f, 0, 0, 1};
+    struct {
+        const char *name;
+        int component;
+        float value;
+        uint32_t index;
+        pleat_status want;
+    } cases[] = {
+        {"NaN position", 5, 0.0f / 0.0f, 0, PLEAT_ERROR_NONFINITE_INPUT},
+        {"negative mass", 7, -1.0f, 0, PLEAT_ERROR_INVALID_ARGUMENT},
+        {"index out of range", -1, 0.0f, 4, PLEAT_ERROR_BAD_INDEX},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        float bad[16];
+        memcpy(bad, pts, sizeof pts);
+        if (cases[k].component >= 0)
+            bad[cases[k].component] = cases[k].value;
+        uint32_t idx[4] = {0, 1, 2, cases[k].index ? cases[k].index : 3};
+        float *d = to_device(bad, sizeof bad);
+        uint32_t *d_idx = to_device(idx, sizeof idx);
+        pleat_params p = pleat_default_params();
+        p.distance = 1.0f;
+        p.indices = d_idx;
+        p.num_indices = 4;
+        pleat_stats st;
+        expect(pleat_self_collide_device(gpu, d, 4, &p, NULL, &st) == cases[k].want,
+               "status with stats", cases[k].name);
+        expect(pleat_self_collide_device(gpu, d, 4, &p, NULL, NULL) == PLEAT_OK,
+               "queued without stats", cases[k].name);
+        expect(pleat_context_device_status(gpu) == cases[k].want, "device status",
+               cases[k].name);
+        float *back = from_device(d, 16);
+        expect(memcmp(back, bad, sizeof bad) == 0, "device buffer changed", cases[k].name);
+        free(back);
+        cudaFree(d);
+        cudaFree(d_idx);
+    }
+}
+
+int main(void)
+{
+    pleat_context *gpu = make(PLEAT_BACKEND_CUDA), *cpu = make(PLEAT_BACKEND_CPU);
+    printf("pleat-check-cuda: %s against %s\n", pleat_context_describe(gpu),
+           pleat_context_describe(cpu));
+    uint64_t rng = 4242;
+    for (int kind = 0; kind < SCENE_KIND_COUNT; ++kind) {
+        for (int variant = 0; variant < 4; ++variant) {
+            /* sizes from a few hundred to 200k: several warps, blocks, chunks */
+            uint32_t n = variant == 3 ? 200000 : 300 + (uint32_t)(pleat_scene_random(&rng) % 5000);
+            scene sc = scene_make((scene_kind)kind, n, variant & 1, pleat_scene_random(&rng));
+            pleat_params p = pleat_default_params();
+            p.distance = sc.distance;
+            p.stiffness = variant == 2 ? 0.5f : 1.0f;
+            p.rest_positions = sc.rest;
+            uint32_t *subset = NULL;
+            if (variant == 2) {
+                subset = random_subset(sc.count, pleat_scene_random(&rng), &p.num_indices);
+                p.indices = subset;
+            }
+            char name[64];
+            snprintf(name, sizeof name, "%s/%d n=%u", scene_name(kind), variant, sc.count);
+            int before = failures;
+            compare(cpu, gpu, &sc, &p, name);
+            printf("%-24s %s\n", name, failures == before ? "same bits" : "DIFFERENT");
+            free(subset);
+            scene_free(&sc);
+        }
+    }
+    bad_inputs(gpu);
+    pleat_context_destroy(cpu);
+    pleat_context_destroy(gpu);
+    printf("%d passed, %d failed\n", checks - failures, failures);
+    return failures ? 1 : 0;
+}
