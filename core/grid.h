@@ -131,4 +131,19 @@ PLEAT_HD void pleat_key_range(uint32_t key, uint32_t reach, uint32_t *first, uin
     *last = key + reach < end ? key + reach : end;
 }
 
+/* First position in keys[0..n) (sorted) whose key is >= target: where a
+ * sweep's cursor starts. */
+PLEAT_HD uint32_t pleat_lower_bound(const uint32_t *keys, uint32_t n, uint32_t target)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (keys[mid] < target)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 #endif

@@ -35,20 +35,6 @@ typedef struct sweep_state {
     uint32_t qa[QUEUE + PLEAT_W], qb[QUEUE + PLEAT_W];
 } sweep_state;
 
-/* First position whose key is >= target. */
-static uint32_t lower_bound(const uint32_t *keys, uint32_t n, uint32_t target)
-{
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (keys[mid] < target)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* From p, the first position whose key is >= target. The padding keys are
  * UINT32_MAX, so the scan stops at the end by itself. */
 static inline uint32_t advance(const uint32_t *keys, uint32_t p, uint32_t target)
@@ -212,7 +198,7 @@ void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t chunk)
     uint32_t lo, hi;
     pleat_key_range(keys[begin], reach, &lo, &hi);
     for (int c = 1; c < PLEAT_NUM_COLUMNS; ++c)
-        first[c] = lower_bound(keys, n, lo + pleat_column_offset(c));
+        first[c] = pleat_lower_bound(keys, n, lo + pleat_column_offset(c));
 
     for (uint32_t a = begin; a < end; ++a) {
         pleat_key_range(keys[a], reach, &lo, &hi);

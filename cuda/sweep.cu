@@ -14,20 +14,6 @@
 
 #define FULL 0xffffffffu
 
-/* First position whose key is >= target. */
-__device__ static uint32_t lower_bound(const uint32_t *keys, uint32_t n, uint32_t target)
-{
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (keys[mid] < target)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 __device__ static void add_sum(unsigned long long *sum, int64_t v)
 {
     atomicAdd(sum, (unsigned long long)v); /* two's complement: adds v */
@@ -87,8 +73,9 @@ __global__ void sweep_kernel(pleat_cuda_frame f)
         for (int c = 0; c < PLEAT_NUM_COLUMNS; ++c) {
             const uint32_t off = pleat_column_offset(c);
             /* own column: only later particles */
-            uint32_t begin = c == 0 ? base + first_lane + 1 : lower_bound(f.keys, f.m, lo_min + off);
-            uint32_t end = lower_bound(f.keys, f.m, hi_max + off);
+            uint32_t begin = c == 0 ? base + first_lane + 1
+                                    : pleat_lower_bound(f.keys, f.m, lo_min + off);
+            uint32_t end = pleat_lower_bound(f.keys, f.m, hi_max + off);
             for (uint32_t t = begin; t < end; t += 32) {
                 const uint32_t b = t + lane;
                 const bool have = b < end;
