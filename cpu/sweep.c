@@ -5,11 +5,11 @@
  * Particles are walked in key order in fixed-size chunks. Each tests its own
  * column (only later particles) and 4 neighbouring columns whose keys are all
  * larger, so every pair is met once. The key range of a column only moves
- * forward as the keys grow, so per column a [first, last) cursor into the
- * sorted keys is advanced instead of searched (a chunk starts it with a
- * binary search); the range ends where the keys pass its end, found by the
- * same W-wide compare that tests the distances (simd.h), so no branch is
- * taken per candidate.
+ * forward as the keys grow, so per neighbouring column a cursor to its first
+ * candidate is advanced instead of searched (a chunk starts it with a binary
+ * search); the range ends where the keys pass its end, found by the same
+ * W-wide compare that tests the distances (simd.h), so no branch is taken
+ * per candidate.
  *
  * Close pairs are queued, then finished in batches of W: the rest rule, then
  * the count, the list entry or the correction. The batch computes the
