@@ -1,6 +1,7 @@
 #include "alloc.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 static atomic_uint_least64_t attempts;
@@ -11,10 +12,22 @@ static atomic_int_least64_t live;
 static atomic_uint_least64_t countdown;
 static atomic_int sticky_failure;
 static atomic_int failing; /* sticky mode, once triggered */
+static atomic_size_t limit; /* 0: none */
+static atomic_size_t largest;
 
-static int should_fail(void)
+static int should_fail(size_t bytes)
 {
     atomic_fetch_add_explicit(&attempts, 1, memory_order_relaxed);
+    size_t seen = atomic_load_explicit(&largest, memory_order_relaxed);
+    while (bytes > seen && !atomic_compare_exchange_weak_explicit(&largest, &seen, bytes,
+                                                                  memory_order_relaxed,
+                                                                  memory_order_relaxed)) {
+    }
+    size_t max = atomic_load_explicit(&limit, memory_order_relaxed);
+    if (max != 0 && bytes > max) {
+        atomic_fetch_add_explicit(&failures, 1, memory_order_relaxed);
+        return 1;
+    }
     if (atomic_load_explicit(&failing, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&failures, 1, memory_order_relaxed);
         return 1;
@@ -34,7 +47,7 @@ static int should_fail(void)
 
 void *pleat_malloc(size_t bytes)
 {
-    if (should_fail())
+    if (should_fail(bytes))
         return NULL;
     void *block = malloc(bytes);
     if (block)
@@ -44,7 +57,7 @@ void *pleat_malloc(size_t bytes)
 
 void *pleat_calloc(size_t count, size_t size)
 {
-    if (should_fail())
+    if (should_fail(size != 0 && count > SIZE_MAX / size ? SIZE_MAX : count * size))
         return NULL;
     void *block = calloc(count, size);
     if (block)
@@ -65,6 +78,21 @@ void pleat_alloc_fail_at(uint64_t nth, int sticky)
     atomic_store(&failing, 0);
     atomic_store(&sticky_failure, sticky != 0);
     atomic_store(&countdown, nth);
+}
+
+void pleat_alloc_limit(size_t max_bytes)
+{
+    atomic_store(&limit, max_bytes);
+}
+
+size_t pleat_alloc_largest(void)
+{
+    return atomic_load(&largest);
+}
+
+void pleat_alloc_reset_largest(void)
+{
+    atomic_store(&largest, 0);
 }
 
 uint64_t pleat_alloc_attempts(void)

@@ -1,7 +1,7 @@
 /* Every heap block the library takes goes through these wrappers, so the
  * tests can count the blocks still live (leaks) and make the Nth allocation
  * fail (OUT_OF_MEMORY paths). Internal: not part of the public API. The hook
- * costs one relaxed atomic load and one atomic add per allocation, and the
+ * costs a few relaxed atomic operations per allocation, and the
  * library allocates only when a context is created or its scratch grows. */
 #ifndef PLEAT_CORE_ALLOC_H
 #define PLEAT_CORE_ALLOC_H
@@ -20,6 +20,16 @@ void pleat_free(void *block);
  * Thread-safe, but with several threads allocating, which one gets the nth
  * allocation is up to the scheduler. */
 void pleat_alloc_fail_at(uint64_t nth, int sticky);
+
+/* Test hook: every allocation of more than max_bytes fails (0 = no limit).
+ * Lets a test drive pleat to sizes it cannot really allocate (counts near
+ * 2^32) and see what it asks for. */
+void pleat_alloc_limit(size_t max_bytes);
+
+/* The largest request since the last pleat_alloc_reset_largest(), granted or
+ * not (catches a size that wrapped around: it would come out small). */
+size_t pleat_alloc_largest(void);
+void pleat_alloc_reset_largest(void);
 
 /* Allocation attempts since the process started (successful or not). */
 uint64_t pleat_alloc_attempts(void);

@@ -11,8 +11,10 @@ static pleat_status check_call(const pleat_context *ctx, const float *particles,
     if (!ctx || !params || (!particles && count > 0))
         return PLEAT_ERROR_INVALID_ARGUMENT;
     float d = params->distance, s = params->stiffness;
-    /* d * d must stay finite: the narrow phase compares squared lengths */
-    if (!(d >= 0.0f) || !isfinite(d * d))
+    /* the narrow phase compares squared lengths with d * d: it must be
+     * finite, and normal, or pairs far more than d apart would pass (their
+     * squared length rounds down to d * d) where the grid never looks */
+    if (!(d >= 0.0f) || !isfinite(d * d) || (d > 0.0f && d * d < FLT_MIN))
         return PLEAT_ERROR_INVALID_ARGUMENT;
     if (!(s >= 0.0f && s <= 1.0f))
         return PLEAT_ERROR_INVALID_ARGUMENT;
@@ -35,9 +37,12 @@ static pleat_job make_job(const pleat_context *ctx, pleat_job_kind kind, const f
 
 static pleat_status run(pleat_context *ctx, pleat_job *job)
 {
+    if (!pleat_context_acquire(ctx))
+        return PLEAT_ERROR_INVALID_ARGUMENT; /* in use by a concurrent call (pleat.h) */
     pleat_status s = ctx->ops->run(ctx->impl, job);
     if (s == PLEAT_OK)
         ctx->timings = job->timings;
+    pleat_context_release(ctx);
     return s;
 }
 
@@ -85,10 +90,13 @@ pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_particles, u
     if (!ctx->ops->collide_device)
         return PLEAT_ERROR_BACKEND_UNAVAILABLE;
     pleat_timings t = {0, 0, 0, 0};
+    if (!pleat_context_acquire(ctx))
+        return PLEAT_ERROR_INVALID_ARGUMENT; /* in use by a concurrent call (pleat.h) */
     s = ctx->ops->collide_device(ctx->impl, d_particles, count, params, stream, stats,
                                  ctx->profile, &t);
     if (s == PLEAT_OK)
         ctx->timings = t;
+    pleat_context_release(ctx);
     return s;
 }
 

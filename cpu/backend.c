@@ -89,7 +89,7 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
                                         64, cpu->radix.data);
     /* keys and order go to the sort buffer that does not hold the result */
     f->keys = (uint32_t *)(sorted == cpu->sort_a.data ? cpu->sort_b.data : cpu->sort_a.data);
-    f->order = f->keys + f->m + PLEAT_PAD;
+    f->order = f->keys + (size_t)f->m + PLEAT_PAD;
     pleat_cpu_gather(f, cpu->pool, sorted);
     pleat_lap(job->profile, mark, &job->timings.sort_ms);
     return PLEAT_OK;

@@ -8,7 +8,8 @@
 pleat_status pleat_cpu_check_indices(const uint32_t *indices, uint32_t num, uint32_t count,
                                      uint8_t *seen)
 {
-    memset(seen, 0, ((size_t)count + 7) / 8);
+    if (count > 0) /* no bitmap was allocated for no particles */
+        memset(seen, 0, ((size_t)count + 7) / 8);
     for (uint32_t s = 0; s < num; ++s) {
         uint32_t i = indices[s];
         if (i >= count)

@@ -42,7 +42,7 @@ void pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted)
 {
     f->packed = sorted;
     pleat_pool_run(pool, pleat_chunks(f->m), gather_task, f);
-    for (uint32_t s = f->m; s < f->m + PLEAT_PAD; ++s) {
+    for (size_t s = f->m; s < (size_t)f->m + PLEAT_PAD; ++s) {
         f->keys[s] = UINT32_MAX;
         f->order[s] = 0;
         f->x[s] = f->y[s] = f->z[s] = f->w[s] = 0.0f;

@@ -164,7 +164,12 @@ static inline vu vu_sub(vu a, vu b) { return a - b; }
 #define vu_srl(a, n) ((a) >> (n))
 #define vu_sll(a, n) ((a) << (n))
 static inline void vu_store(uint32_t *p, vu a) { *p = a; }
-static inline vu vf_trunc_i32(vf a) { return (uint32_t)(int32_t)a; }
+/* what cvttps gives: out-of-range and NaN lanes (discarded by the callers)
+ * become INT32_MIN, without the undefined behaviour of a C conversion */
+static inline vu vf_trunc_i32(vf a)
+{
+    return a > -2147483904.0f && a < 2147483648.0f ? (uint32_t)(int32_t)a : 0x80000000u;
+}
 #else
 #error "compile the CPU kernels with one PLEAT_ISA_* defined"
 #endif

@@ -16,9 +16,17 @@
  *   caller's arrays are left bit-for-bit unchanged (pleat validates everything
  *   before it writes anything).
  * - Thread rules: a context is used by one thread at a time; separate
- *   contexts may be used from separate threads at the same time. The free
- *   functions (pleat_version, pleat_status_string, pleat_default_*) are
- *   thread-safe.
+ *   contexts may be used from separate threads at the same time (they may
+ *   read the same const input arrays). Sharing one context is detected, not
+ *   undefined: a pleat_self_collide(), pleat_find_pairs() or
+ *   pleat_self_collide_device() call that starts while another call on the
+ *   same context is running returns PLEAT_ERROR_INVALID_ARGUMENT at once,
+ *   without waiting and without touching its arrays, and the running call
+ *   is unaffected (a device call holds the context only while it queues its
+ *   work). pleat_context_destroy() and pleat_context_timings() must not
+ *   overlap a call on the same context. The free functions (pleat_version,
+ *   pleat_status_string, pleat_default_*) and pleat_context_backend() /
+ *   pleat_context_describe() are thread-safe.
  * - Results are identical bit for bit whatever the backend, the CPU
  *   instruction set, the thread count or the run.
  *
@@ -134,8 +142,8 @@ PLEAT_API pleat_status pleat_context_timings(const pleat_context *ctx, pleat_tim
 /** What a call works on. Start from pleat_default_params(). */
 typedef struct pleat_params {
     /** Collision distance, in position units: a pair collides when
-     *  |x_j - x_i| <= distance. Finite, >= 0 and with distance^2 finite
-     *  (<= about 1.8e19). 0 finds nothing. Default 0. */
+     *  |x_j - x_i| <= distance. 0 (finds nothing, the default) or a value
+     *  whose square is a normal float: about 1.1e-19 to 1.8e19. */
     float distance;
     /** Fraction of each pair's overlap removed per call, in [0, 1]; 1 puts a
      *  colliding pair exactly distance apart. Default 1. */

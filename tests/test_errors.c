@@ -103,7 +103,10 @@ Test(errors, null_pointers)
 
 Test(errors, bad_distance)
 {
-    const float bad[] = {-1.0f, -0.0001f, NAN, INFINITY, -INFINITY, 1e20f, FLT_MAX};
+    /* square overflows (1e20) or is subnormal (1e-20: pairs far apart would
+     * round onto it) */
+    const float bad[] = {-1.0f, -0.0001f, NAN, INFINITY, -INFINITY, 1e20f, FLT_MAX, 1e-20f,
+                         FLT_MIN, 0x1p-149f};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
         fixture f;
         fill(&f);

@@ -1,0 +1,955 @@
+/*
+ * Input format (every read past the end gives zeros, so any byte string is
+ * an input; the seed corpus in fuzz/corpus uses the same format):
+ *
+ *   flags     u8  bit 0 indices, bit 1 rest positions, bit 2 generated
+ *                 (thousands of particles from a PRNG, several chunks),
+ *                 bit 3 misuse, bits 4-7 which context runs first
+ *   scale     u8  unit of the lattice coordinates (table `scales`)
+ *   distance  u8 selector (+ 4 raw bytes)      see read_distance
+ *   stiffness u8 selector (+ 4 raw bytes)      see read_stiffness
+ *   misuse    u8 (bit 3 only)                  see enum misuse
+ *   capacity  u8 (find_pairs: which capacities to try besides the exact one)
+ *   then, direct: count u8 (255: + u16), per particle 3 coordinates
+ *   (read_coord) and an inverse mass (read_mass); rest positions; indices.
+ *   generated: count u16, seed u32, pattern u8, inject u8; rest and indices
+ *   come from the PRNG.
+ *
+ * Checks on every input, for whichever function runs:
+ * - the status is a pleat_status value, and the one the contract gives
+ *   (computed here from pleat.h's rules and priorities; OUT_OF_MEMORY is
+ *   never expected);
+ * - the caller's arrays (particles, rest, indices, and pairs on error) are
+ *   bit for bit unchanged on error, and inputs that are const always;
+ * - on success: the pairs equal an O(n^2) brute force (n <= BRUTE_MAX) or an
+ *   independent grid reference (tests/grid_reference.c) for larger inputs;
+ *   every coordinate of a taking-part particle is finite; pinned particles,
+ *   particles that are in no pair or not taking part, every inverse mass,
+ *   and everything when stiffness is 0 keep their bits; no particle moves
+ *   further than its pairs allow; stats.pairs is the pair count;
+ * - the same bits from every other ISA (PLEAT_CPU_ISA = scalar, sse2, avx2,
+ *   neon: those this machine has) and thread count.
+ */
+#include "fuzz_common.h"
+#include "grid_reference.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BRUTE_MAX 1500u
+
+#define MAX_CONTEXTS 16
+
+/* ---- contexts ---------------------------------------------------------- */
+
+typedef struct fz_context {
+    pleat_context *ctx;
+    const char *isa; /* "" = not forced */
+    int threads;
+} fz_context;
+
+static fz_context contexts[MAX_CONTEXTS];
+static int verbose; /* PLEAT_FUZZ_VERBOSE set: print what each input did */
+static int num_contexts;
+static int single[5]; /* one-thread context of each ISA, -1 if absent */
+
+static void fail(const char *what)
+{
+    fprintf(stderr, "pleat fuzz: invariant broken: %s\n", what);
+    fflush(stderr);
+    abort();
+}
+
+#define CHECK(cond, what)                                                                          \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            fail(what);                                                                            \
+    } while (0)
+
+static pleat_status create(const char *isa, int threads, pleat_context **out)
+{
+    if (isa && *isa)
+        setenv("PLEAT_CPU_ISA", isa, 1);
+    else
+        unsetenv("PLEAT_CPU_ISA");
+    pleat_context_desc d = pleat_default_context_desc();
+    d.backend = PLEAT_BACKEND_CPU;
+    d.cpu_threads = threads;
+    pleat_status s = pleat_context_create(&d, out);
+    unsetenv("PLEAT_CPU_ISA");
+    return s;
+}
+
+void fz_init(void)
+{
+    if (num_contexts)
+        return;
+    verbose = getenv("PLEAT_FUZZ_VERBOSE") != NULL;
+    static const char *isas[] = {"scalar", "sse2", "avx2", "neon", ""};
+    for (int k = 0; k < 5; ++k) {
+        single[k] = -1;
+        for (int t = 1; t <= 3; ++t) {
+            pleat_context *ctx = NULL;
+            pleat_status s = create(isas[k], t, &ctx);
+            if (s == PLEAT_ERROR_BACKEND_UNAVAILABLE)
+                break; /* this ISA is not built or the CPU lacks it */
+            CHECK(s == PLEAT_OK, "context creation");
+            if (*isas[k]) {
+                char want[32];
+                snprintf(want, sizeof want, "cpu %s,", isas[k]);
+                CHECK(strncmp(pleat_context_describe(ctx), want, strlen(want)) == 0,
+                      "describe names the forced ISA");
+            }
+            if (t == 1)
+                single[k] = num_contexts;
+            contexts[num_contexts++] = (fz_context){ctx, isas[k], t};
+        }
+    }
+    CHECK(single[0] >= 0, "the scalar variant always exists");
+    /* a variant that does not exist here is refused, not ignored */
+    pleat_context *ctx = (pleat_context *)&num_contexts;
+    CHECK(create("bogus", 1, &ctx) == PLEAT_ERROR_BACKEND_UNAVAILABLE,
+          "unknown PLEAT_CPU_ISA -> BACKEND_UNAVAILABLE");
+    CHECK(ctx == (pleat_context *)&num_contexts, "*out untouched on error");
+#if defined(__x86_64__) || defined(__i386__)
+    CHECK(create("neon", 1, &ctx) == PLEAT_ERROR_BACKEND_UNAVAILABLE,
+          "NEON on x86 -> BACKEND_UNAVAILABLE");
+#endif
+}
+
+/* ---- reading the input ------------------------------------------------- */
+
+typedef struct reader {
+    const uint8_t *p;
+    size_t n;
+} reader;
+
+static uint8_t u8(reader *r)
+{
+    if (!r->n)
+        return 0;
+    r->n--;
+    return *r->p++;
+}
+
+static uint16_t u16(reader *r)
+{
+    uint16_t lo = u8(r);
+    return (uint16_t)(lo | (uint16_t)u8(r) << 8);
+}
+
+static uint32_t u32(reader *r)
+{
+    uint32_t lo = u16(r);
+    return lo | (uint32_t)u16(r) << 16;
+}
+
+static float raw_float(reader *r)
+{
+    uint32_t bits = u32(r);
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static const float scales[16] = {
+    1.0f, 0.25f, 1e-3f, 1e3f, 1e5f, 1e-20f, 1e20f, 1e-38f,
+    1e35f, 0x1p-149f, 0.1f, 3.0f, 0x1p-126f, 65536.0f, 1e-10f, 7.0f,
+};
+
+/* Values at every edge the code cares about. */
+static float special(unsigned k)
+{
+    static const float table[32] = {
+        0.0f,        -0.0f,      1.0f,        -1.0f,      0.5f,       FLT_MIN,   -FLT_MIN,
+        0x1p-149f,   -0x1p-149f, 1e-40f,      FLT_MAX,    -FLT_MAX,   0.0f /*nan*/, 0.0f /*inf*/,
+        0.0f /*-inf*/, 1e19f,    1.8e19f,     -1.8e19f,   1e-19f,     1e-20f,    1e5f,
+        100000.5f,   65533.0f,   1e30f,       -1e30f,     16777216.0f, 0x1p-24f, 3e38f,
+        -3e38f,      1.0000001f, 0x1p-75f,    0x1.fffffep-1f,
+    };
+    k &= 31;
+    if (k == 12)
+        return NAN;
+    if (k == 13)
+        return INFINITY;
+    if (k == 14)
+        return -INFINITY;
+    return table[k];
+}
+
+typedef struct decoder {
+    reader r;
+    float unit;
+    float history[16];
+    unsigned hist_next;
+} decoder;
+
+static float remember(decoder *d, float v)
+{
+    d->history[d->hist_next++ & 15] = v;
+    return v;
+}
+
+/* One byte: bit 7 clear -> lattice value (b - 64) * unit / 8 (collisions,
+ * ties at cell boundaries); else bits 5-6 choose raw bits, a special value,
+ * a repeat of a recent value, or a recent value moved by a few ulps. */
+static float read_coord(decoder *d)
+{
+    uint8_t b = u8(&d->r);
+    if (!(b & 0x80))
+        return remember(d, (float)((int)b - 64) * d->unit * 0.125f);
+    switch ((b >> 5) & 3) {
+    case 0:
+        return remember(d, raw_float(&d->r));
+    case 1:
+        return remember(d, special(b));
+    case 2:
+        return remember(d, d->history[(d->hist_next - 1 - (b & 15)) & 15]);
+    default: {
+        float v = d->history[(d->hist_next - 1) & 15];
+        int steps = (int)(b & 7) - 4;
+        for (; steps < 0 && isfinite(v); ++steps)
+            v = nextafterf(v, -INFINITY);
+        for (; steps > 0 && isfinite(v); --steps)
+            v = nextafterf(v, INFINITY);
+        return remember(d, v);
+    }
+    }
+}
+
+static float read_mass(decoder *d)
+{
+    uint8_t b = u8(&d->r);
+    if (b < 160)
+        return 1.0f;
+    if (b < 200)
+        return b & 1 ? -0.0f : 0.0f; /* pinned (-0 is not negative) */
+    if (b < 220)
+        return (float)(b - 200) * 0.25f;
+    static const float table[12] = {-1.0f, -FLT_MIN, -0x1p-149f, FLT_MAX, 0x1p-149f, 1e-30f,
+                                    1e30f, 0.5f, 3.0f, 0.0f /*nan*/, 0.0f /*inf*/, 1e38f};
+    unsigned k = (unsigned)(b - 220) % 14;
+    if (k == 9)
+        return NAN;
+    if (k == 10)
+        return INFINITY;
+    if (k == 12)
+        return raw_float(&d->r);
+    if (k == 13)
+        return -INFINITY;
+    return table[k];
+}
+
+static float read_distance(decoder *d)
+{
+    uint8_t b = u8(&d->r);
+    if (b < 128)
+        return (float)b * d->unit * 0.0625f; /* lattice multiples, 0 included */
+    if (b < 160)
+        return raw_float(&d->r);
+    static const float table[24] = {
+        0.0f,      -0.0f,     1.0f,     0.26f,       0x1p-149f, 1e-40f,  FLT_MIN, 1e-20f,
+        1e-30f,    1e19f,     1.8e19f,  1.85e19f,    2e19f,     FLT_MAX, -1.0f,   0.0f /*nan*/,
+        0.0f /*inf*/, 1e-19f, 0x1p-63f, 0x1p-64f,    1e-3f,     3.5f,    1e5f,    0x1p-90f,
+    };
+    unsigned k = (unsigned)(b - 160) % 24;
+    if (k == 15)
+        return NAN;
+    if (k == 16)
+        return INFINITY;
+    return table[k];
+}
+
+static float read_stiffness(decoder *d)
+{
+    uint8_t b = u8(&d->r);
+    if (b < 128)
+        return 1.0f;
+    if (b < 192)
+        return (float)(b - 128) / 63.0f;
+    static const float table[12] = {0.0f, -0.0f, 1.0000001f, -0x1p-149f, 0x1p-149f,
+                                    0.999999f, 2.0f, -1.0f, 0.0f /*nan*/, 0.0f /*inf*/,
+                                    0.5f, 0.0f /*raw*/};
+    unsigned k = (unsigned)(b - 192) % 12;
+    if (k == 8)
+        return NAN;
+    if (k == 9)
+        return INFINITY;
+    if (k == 11)
+        return raw_float(&d->r);
+    return table[k];
+}
+
+/* splitmix64 */
+static uint64_t next_random(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static float uniform(uint64_t *s)
+{
+    return (float)(next_random(s) >> 40) * 0x1p-24f; /* [0, 1) */
+}
+
+enum misuse {
+    MISUSE_NULL_CONTEXT,
+    MISUSE_NULL_PARAMS,
+    MISUSE_NULL_PARTICLES,
+    MISUSE_NULL_INDICES,    /* num_indices > 0 */
+    MISUSE_NULL_NUM_PAIRS,  /* find_pairs only (self_collide: no misuse) */
+    MISUSE_EMPTY_INDICES,   /* indices non-NULL, num_indices 0: nothing takes part */
+    MISUSE_COUNT
+};
+
+typedef struct fz_case {
+    uint32_t count;
+    float *particles;   /* 4 * count (+1 so count 0 still has an array) */
+    float *rest;        /* NULL or 4 * count */
+    uint32_t *indices;  /* NULL or num_indices */
+    uint32_t num_indices;
+    pleat_params params;
+    unsigned first;     /* which context runs first */
+    int misuse;         /* -1 or enum misuse */
+    unsigned capacity;  /* find_pairs capacity variants */
+    int generated;
+} fz_case;
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        fail("harness out of memory");
+    return p;
+}
+
+static void make_indices_random(fz_case *c, uint64_t *rng, uint8_t mode)
+{
+    /* a random subset in random order: Fisher-Yates over 0..count-1 */
+    uint32_t n = c->count;
+    uint32_t *perm = xcalloc(n, sizeof *perm);
+    for (uint32_t i = 0; i < n; ++i)
+        perm[i] = i;
+    for (uint32_t i = n; i > 1; --i) {
+        uint32_t j = (uint32_t)(next_random(rng) % i);
+        uint32_t t = perm[i - 1];
+        perm[i - 1] = perm[j];
+        perm[j] = t;
+    }
+    uint32_t num = n ? (uint32_t)(next_random(rng) % (n + 1)) : 0;
+    /* mode: 0-5 valid, 6 duplicate, 7 out of range */
+    unsigned bad = mode & 7;
+    uint32_t extra = (bad >= 6) ? 1 : 0;
+    c->indices = xcalloc((size_t)num + extra, sizeof *c->indices);
+    memcpy(c->indices, perm, (size_t)num * sizeof *perm);
+    if (bad == 6 && num > 0)
+        c->indices[num] = c->indices[next_random(rng) % num];
+    else if (bad == 7) {
+        static const uint32_t out_of_range[4] = {0, 1, 0x7fffffffu, 0xffffffffu};
+        uint32_t k = (uint32_t)(next_random(rng) % 4);
+        c->indices[num] = k < 2 ? n + k : out_of_range[k];
+    } else
+        extra = 0;
+    c->num_indices = num + extra;
+    free(perm);
+}
+
+static void read_indices(fz_case *c, decoder *d)
+{
+    uint8_t mode = u8(&d->r);
+    if (mode < 192) {
+        uint64_t rng = u32(&d->r);
+        make_indices_random(c, &rng, mode >> 2);
+        return;
+    }
+    /* raw: mostly in range, sometimes anything */
+    uint32_t num = u8(&d->r);
+    c->indices = xcalloc(num, sizeof *c->indices);
+    for (uint32_t s = 0; s < num; ++s) {
+        uint8_t b = u8(&d->r);
+        if (b < 240)
+            c->indices[s] = c->count ? b % c->count : b;
+        else
+            c->indices[s] = u32(&d->r);
+    }
+    c->num_indices = num;
+}
+
+static void read_rest(fz_case *c, decoder *d)
+{
+    c->rest = xcalloc(4 * (size_t)c->count, sizeof *c->rest);
+    for (uint32_t i = 0; i < c->count; ++i) {
+        float *r = c->rest + 4 * (size_t)i;
+        const float *p = c->particles + 4 * (size_t)i;
+        uint8_t b = u8(&d->r);
+        if (b < 128) {
+            memcpy(r, p, 3 * sizeof *r);
+        } else if (b < 192) {
+            for (int a = 0; a < 3; ++a)
+                r[a] = p[a] + (float)(int8_t)u8(&d->r) * d->unit * 0.015625f;
+        } else if (b < 240) {
+            for (int a = 0; a < 3; ++a)
+                r[a] = read_coord(d);
+        } else {
+            memcpy(r, p, 3 * sizeof *r);
+            r[(b & 3) == 3 ? 0 : b & 3] = b & 4 ? NAN : -INFINITY;
+        }
+        /* the 4th float is ignored: make it anything, NaN included */
+        r[3] = b & 8 ? NAN : 1.0f;
+    }
+}
+
+/* Thousands of particles in one of a few layouts, so inputs reach several
+ * chunks (4096 particles), several threads and the atomic sums. */
+static void generate(fz_case *c, decoder *d, int with_indices, int with_rest)
+{
+    c->count = 4097u + u16(&d->r) % 4096u;
+    uint64_t rng = u32(&d->r);
+    uint8_t pattern = u8(&d->r), inject = u8(&d->r);
+    float dist = c->params.distance;
+    /* spacing: about the distance, but never so small that the lattice
+     * collapses into a few denormal points (all pairs: quadratic time) */
+    float h = isfinite(dist) && dist > 0.0f && isfinite(dist * dist) ? dist : 1.0f;
+    h = h > 0x1p-60f ? h : 0x1p-60f;
+    uint32_t n = c->count;
+    c->particles = xcalloc(4 * (size_t)n, sizeof(float));
+    uint32_t side = (uint32_t)cbrt((double)n) + 1;
+    for (uint32_t i = 0; i < n; ++i) {
+        float *p = c->particles + 4 * (size_t)i;
+        switch (pattern % 5) {
+        case 0: /* jittered lattice, spacing about h */
+            p[0] = ((float)(i % side) + 0.3f * uniform(&rng)) * h;
+            p[1] = ((float)(i / side % side) + 0.3f * uniform(&rng)) * h;
+            p[2] = ((float)(i / side / side) + 0.3f * uniform(&rng)) * h;
+            break;
+        case 1: { /* uniform cloud, about 6 neighbours each */
+            float s = cbrtf((float)n * 0.7f) * h;
+            p[0] = uniform(&rng) * s;
+            p[1] = uniform(&rng) * s;
+            p[2] = uniform(&rng) * s;
+            break;
+        }
+        case 2: { /* lattice points taken about 3 times each: exact duplicates */
+            uint32_t k = (uint32_t)(next_random(&rng) % (n / 3)), s3 = side * 2 / 3 + 1;
+            p[0] = (float)(k % s3) * h * 0.7f;
+            p[1] = (float)(k / s3 % s3) * h * 0.7f;
+            p[2] = (float)(k / s3 / s3) * h * 0.7f;
+            break;
+        }
+        case 3: { /* layered sheet */
+            uint32_t res = (uint32_t)sqrt((double)n / 4.0) + 1;
+            p[0] = (float)(i % res) * h * 1.1f;
+            p[1] = (float)(i / res % res) * h * 1.1f;
+            p[2] = (float)(i / res / res) * h * 0.6f;
+            break;
+        }
+        default: /* a line: two flat axes */
+            p[0] = (float)i * h * 0.7f;
+            p[1] = p[2] = 5.0f;
+            break;
+        }
+        uint64_t m = next_random(&rng) % 7;
+        p[3] = m == 0 ? 0.0f : m == 1 ? 2.0f : 1.0f;
+    }
+    /* one bad value in a late chunk: the check must still see it */
+    if (inject >= 224) {
+        uint32_t i = n - 1 - (uint32_t)(next_random(&rng) % 100);
+        float *p = c->particles + 4 * (size_t)i;
+        switch (inject & 3) {
+        case 0: p[1] = NAN; break;
+        case 1: p[3] = -1.0f; break;
+        case 2: p[3] = INFINITY; break;
+        default: p[2] = -INFINITY; break;
+        }
+    }
+    if (with_rest) {
+        c->rest = xcalloc(4 * (size_t)n, sizeof(float));
+        for (uint32_t i = 0; i < n; ++i)
+            for (int a = 0; a < 3; ++a)
+                c->rest[4 * (size_t)i + a] =
+                    c->particles[4 * (size_t)i + a] + (uniform(&rng) - 0.5f) * h;
+        if (inject >= 192 && inject < 200)
+            c->rest[4 * (size_t)(n / 2)] = NAN;
+    }
+    if (with_indices)
+        make_indices_random(c, &rng, inject >= 200 && inject < 216 ? 6 + (inject & 1) : 0);
+}
+
+static void decode(fz_case *c, const uint8_t *data, size_t size)
+{
+    memset(c, 0, sizeof *c);
+    decoder d = {{data, size}, 1.0f, {0}, 0};
+    uint8_t flags = u8(&d.r);
+    d.unit = scales[u8(&d.r) & 15];
+    c->params = pleat_default_params();
+    c->params.distance = read_distance(&d);
+    c->params.stiffness = read_stiffness(&d);
+    c->misuse = flags & 8 ? (int)(u8(&d.r) % MISUSE_COUNT) : -1;
+    c->capacity = u8(&d.r);
+    c->first = flags >> 4;
+    c->generated = (flags & 4) != 0;
+    if (c->generated) {
+        generate(c, &d, flags & 1, flags & 2);
+    } else {
+        uint32_t n = u8(&d.r);
+        if (n == 255)
+            n += u16(&d.r) % 1024u;
+        c->count = n;
+        c->particles = xcalloc(4 * (size_t)n, sizeof(float));
+        for (uint32_t i = 0; i < n; ++i) {
+            float *p = c->particles + 4 * (size_t)i;
+            p[0] = read_coord(&d);
+            p[1] = read_coord(&d);
+            p[2] = read_coord(&d);
+            p[3] = read_mass(&d);
+        }
+        if (flags & 2)
+            read_rest(c, &d);
+        if (flags & 1)
+            read_indices(c, &d);
+    }
+    c->params.rest_positions = c->rest;
+    c->params.indices = c->indices;
+    c->params.num_indices = c->num_indices;
+    if (c->misuse == MISUSE_NULL_INDICES) {
+        c->params.indices = NULL;
+        c->params.num_indices = c->params.num_indices ? c->params.num_indices : 1;
+    } else if (c->misuse == MISUSE_EMPTY_INDICES) {
+        static const uint32_t none[1] = {0};
+        c->params.indices = c->indices ? c->indices : none;
+        c->params.num_indices = 0;
+    }
+}
+
+static void release(fz_case *c)
+{
+    free(c->particles);
+    free(c->rest);
+    free(c->indices);
+}
+
+/* ---- the contract, written out ----------------------------------------- */
+
+static int finite4(const float *p, int n)
+{
+    for (int a = 0; a < n; ++a)
+        if (!isfinite(p[a]))
+            return 0;
+    return 1;
+}
+
+/* The status pleat.h promises for this case (never OUT_OF_MEMORY). */
+static pleat_status expected_status(const fz_case *c, int ctx_null, int params_null,
+                                    int particles_null, int num_pairs_null)
+{
+    const pleat_params *p = &c->params;
+    if (ctx_null || params_null || (particles_null && c->count > 0))
+        return PLEAT_ERROR_INVALID_ARGUMENT;
+    float d = p->distance, s = p->stiffness;
+    /* d * d finite, and normal unless d is 0 */
+    if (!(d >= 0.0f) || !isfinite(d * d) || (d > 0.0f && d * d < FLT_MIN) ||
+        !(s >= 0.0f && s <= 1.0f))
+        return PLEAT_ERROR_INVALID_ARGUMENT;
+    if (p->num_indices > 0 && !p->indices)
+        return PLEAT_ERROR_INVALID_ARGUMENT;
+    if (num_pairs_null)
+        return PLEAT_ERROR_INVALID_ARGUMENT;
+    uint32_t m = p->indices ? p->num_indices : c->count;
+    if (p->indices) {
+        uint8_t *seen = xcalloc(c->count / 8 + 1, 1);
+        pleat_status s2 = PLEAT_OK;
+        for (uint32_t k = 0; k < m && s2 == PLEAT_OK; ++k) {
+            uint32_t i = p->indices[k];
+            if (i >= c->count || seen[i / 8] >> (i % 8) & 1)
+                s2 = PLEAT_ERROR_BAD_INDEX;
+            else
+                seen[i / 8] |= (uint8_t)(1u << (i % 8));
+        }
+        free(seen);
+        if (s2 != PLEAT_OK)
+            return s2;
+    }
+    for (uint32_t k = 0; k < m; ++k) {
+        uint32_t i = p->indices ? p->indices[k] : k;
+        if (!finite4(c->particles + 4 * (size_t)i, 4) ||
+            (p->rest_positions && !finite4(p->rest_positions + 4 * (size_t)i, 3)))
+            return PLEAT_ERROR_NONFINITE_INPUT;
+    }
+    for (uint32_t k = 0; k < m; ++k) {
+        uint32_t i = p->indices ? p->indices[k] : k;
+        if (c->particles[4 * (size_t)i + 3] < 0.0f)
+            return PLEAT_ERROR_INVALID_ARGUMENT;
+    }
+    return PLEAT_OK;
+}
+
+static float length2(const float *a, const float *b)
+{
+    float dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
+    return (dx * dx + dy * dy) + dz * dz;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* O(n^2) over the taking-part particles: |x_j - x_i|^2 <= d^2 in float,
+ * minus pairs with |r_j - r_i|^2 < d^2; (i, j) with i < j, ascending. */
+static uint32_t *brute_force(const fz_case *c, size_t *num)
+{
+    const pleat_params *p = &c->params;
+    uint32_t m = p->indices ? p->num_indices : c->count;
+    float d2 = p->distance * p->distance;
+    size_t cap = 64, n = 0;
+    uint64_t *v = xcalloc(cap, sizeof *v);
+    if (p->distance != 0.0f) {
+        for (uint32_t a = 0; a < m; ++a)
+            for (uint32_t b = a + 1; b < m; ++b) {
+                uint32_t i = p->indices ? p->indices[a] : a, j = p->indices ? p->indices[b] : b;
+                if (i > j) {
+                    uint32_t t = i;
+                    i = j;
+                    j = t;
+                }
+                if (!(length2(c->particles + 4 * (size_t)i, c->particles + 4 * (size_t)j) <= d2))
+                    continue;
+                if (p->rest_positions && length2(p->rest_positions + 4 * (size_t)i,
+                                                 p->rest_positions + 4 * (size_t)j) < d2)
+                    continue;
+                if (n == cap) {
+                    cap *= 2;
+                    v = realloc(v, cap * sizeof *v);
+                    if (!v)
+                        fail("harness out of memory");
+                }
+                v[n++] = (uint64_t)i << 32 | j;
+            }
+    }
+    qsort(v, n, sizeof *v, cmp_u64);
+    uint32_t *pairs = xcalloc(2 * n, sizeof *pairs);
+    for (size_t k = 0; k < n; ++k) {
+        pairs[2 * k] = (uint32_t)(v[k] >> 32);
+        pairs[2 * k + 1] = (uint32_t)v[k];
+    }
+    free(v);
+    *num = n;
+    return pairs;
+}
+
+static int same_bits(const void *a, const void *b, size_t bytes)
+{
+    return bytes == 0 || memcmp(a, b, bytes) == 0;
+}
+
+/* The reference pairs of a valid case; NULL with *num = SIZE_MAX when the
+ * case is too big for brute force and too spread out for the grid. */
+static uint32_t *reference_pairs(const fz_case *c, size_t *num)
+{
+    const pleat_params *p = &c->params;
+    uint32_t m = p->indices ? p->num_indices : c->count;
+    if (m <= BRUTE_MAX) {
+        uint32_t *pairs = brute_force(c, num);
+        if (m <= 400) {
+            /* keep the grid reference honest: it must agree with brute force
+             * wherever it applies (it declines boxes of over 2^21 cells) */
+            size_t n2 = 0;
+            uint32_t *grid = grid_reference_pairs(c->particles, c->count, p->indices,
+                                                  p->num_indices, p->rest_positions,
+                                                  p->distance, &n2);
+            CHECK(n2 == SIZE_MAX ||
+                      (n2 == *num && same_bits(grid, pairs, 2 * n2 * sizeof *pairs)),
+                  "grid reference equals brute force");
+            free(grid);
+        }
+        return pairs;
+    }
+    return grid_reference_pairs(c->particles, c->count, p->indices, p->num_indices,
+                                p->rest_positions, p->distance, num);
+}
+
+/* Contexts to compare with: every one-thread ISA, and a multi-thread one. */
+static int others(unsigned first, int out[8])
+{
+    int n = 0;
+    int primary = (int)(first % (unsigned)num_contexts);
+    for (int k = 0; k < 5; ++k)
+        if (single[k] >= 0 && single[k] != primary)
+            out[n++] = single[k];
+    int multi = (int)((first * 7u + 3u) % (unsigned)num_contexts);
+    if (contexts[multi].threads > 1 && multi != primary)
+        out[n++] = multi;
+    return n;
+}
+
+static int valid_status(pleat_status s)
+{
+    return (int)s >= (int)PLEAT_OK && (int)s <= (int)PLEAT_ERROR_DEVICE;
+}
+
+/* ---- pleat_self_collide ------------------------------------------------ */
+
+void fz_collide(const uint8_t *data, size_t size)
+{
+    fz_init();
+    fz_case c;
+    decode(&c, data, size);
+    size_t fbytes = 4 * (size_t)c.count * sizeof(float);
+    float *before = xcalloc(4 * (size_t)c.count, sizeof(float));
+    memcpy(before, c.particles, fbytes);
+    float *rest_before = c.rest ? xcalloc(4 * (size_t)c.count, sizeof(float)) : NULL;
+    if (c.rest)
+        memcpy(rest_before, c.rest, fbytes);
+    uint32_t *idx_before = c.indices ? xcalloc(c.num_indices, sizeof(uint32_t)) : NULL;
+    if (c.indices)
+        memcpy(idx_before, c.indices, (size_t)c.num_indices * sizeof(uint32_t));
+
+    int ctx_null = c.misuse == MISUSE_NULL_CONTEXT, params_null = c.misuse == MISUSE_NULL_PARAMS;
+    int particles_null = c.misuse == MISUSE_NULL_PARTICLES;
+    pleat_context *ctx = ctx_null ? NULL : contexts[c.first % (unsigned)num_contexts].ctx;
+    pleat_status want = expected_status(&c, ctx_null, params_null, particles_null, 0);
+
+    pleat_stats stats;
+    memset(&stats, 0xa5, sizeof stats);
+    pleat_stats stats_before = stats;
+    pleat_status s = pleat_self_collide(ctx, particles_null ? NULL : c.particles, c.count,
+                                        params_null ? NULL : &c.params, &stats);
+    CHECK(valid_status(s), "status is a pleat_status value");
+    CHECK(*pleat_status_string(s), "status string");
+    if (s != want) {
+        fprintf(stderr, "status %d (%s), contract says %d (%s)\n", (int)s,
+                pleat_status_string(s), (int)want, pleat_status_string(want));
+        fail("self_collide status");
+    }
+    CHECK(!c.rest || same_bits(c.rest, rest_before, fbytes), "rest positions untouched");
+    CHECK(!c.indices ||
+              same_bits(c.indices, idx_before, (size_t)c.num_indices * sizeof(uint32_t)),
+          "indices untouched");
+    if (s != PLEAT_OK) {
+        CHECK(same_bits(c.particles, before, fbytes), "particles untouched on error");
+        CHECK(same_bits(&stats, &stats_before, sizeof stats), "stats untouched on error");
+        goto done;
+    }
+
+    const pleat_params *p = &c.params;
+    uint32_t m = p->indices ? p->num_indices : c.count;
+    /* which particles take part */
+    uint8_t *part = xcalloc(c.count, 1);
+    for (uint32_t k = 0; k < m; ++k)
+        part[p->indices ? p->indices[k] : k] = 1;
+
+    size_t num = 0;
+    fz_case start = c;
+    start.particles = before; /* c.particles holds the result now */
+    uint32_t *ref = reference_pairs(&start, &num);
+    uint32_t *pairs_of = xcalloc(c.count, sizeof(uint32_t));
+    if (num != SIZE_MAX) {
+        if (stats.pairs != num) {
+            fprintf(stderr, "stats.pairs %llu, reference %zu\n", (unsigned long long)stats.pairs,
+                    num);
+            fail("self_collide pair count");
+        }
+        for (size_t k = 0; k < 2 * num; ++k)
+            pairs_of[ref[k]]++;
+    }
+    CHECK(stats.tests >= stats.pairs, "tests >= pairs");
+    if (verbose)
+        fprintf(stderr, "self_collide: count %u, taking part %u, pairs %llu, tests %llu\n",
+                c.count, m, (unsigned long long)stats.pairs, (unsigned long long)stats.tests);
+
+    float d = p->distance;
+    for (uint32_t i = 0; i < c.count; ++i) {
+        const float *a = before + 4 * (size_t)i, *b = c.particles + 4 * (size_t)i;
+        CHECK(same_bits(a + 3, b + 3, sizeof(float)), "inverse mass unchanged");
+        if (!part[i]) {
+            CHECK(same_bits(a, b, 4 * sizeof(float)), "particle outside indices untouched");
+            continue;
+        }
+        CHECK(finite4(b, 3), "output finite");
+        if (a[3] == 0.0f)
+            CHECK(same_bits(a, b, 3 * sizeof(float)), "pinned particle never moves");
+        if (p->stiffness == 0.0f)
+            CHECK(same_bits(a, b, 3 * sizeof(float)), "stiffness 0 moves nothing");
+        if (num != SIZE_MAX) {
+            if (pairs_of[i] == 0)
+                CHECK(same_bits(a, b, 3 * sizeof(float)), "a particle in no pair never moves");
+            /* each pair moves a particle by at most d, plus a quantum and the final rounding */
+            for (int k = 0; k < 3; ++k) {
+                double moved = fabs((double)b[k] - (double)a[k]);
+                double most = (double)pairs_of[i] * (double)d * (1.0 + 0x1p-20);
+                float far = (float)(fabs((double)a[k]) + most);
+                double ulp = (double)nextafterf(far, INFINITY) - (double)far;
+                double bound = most + ulp + 0x1p-149;
+                if (!(moved <= bound)) {
+                    fprintf(stderr, "particle %u axis %d moved %g, bound %g\n", i, k, moved,
+                            bound);
+                    fail("particle moved further than its pairs allow");
+                }
+            }
+        }
+    }
+
+    /* the same bits from every other ISA and thread count */
+    int other[8];
+    int n_other = others(c.first, other);
+    float *again = xcalloc(4 * (size_t)c.count, sizeof(float));
+    for (int k = 0; k < n_other; ++k) {
+        memcpy(again, before, fbytes);
+        pleat_stats st2;
+        pleat_status s2 = pleat_self_collide(contexts[other[k]].ctx, again, c.count, p, &st2);
+        CHECK(s2 == PLEAT_OK, "other context: status");
+        if (!same_bits(again, c.particles, fbytes)) {
+            fprintf(stderr, "%s/%d threads vs %s/%d threads\n", contexts[other[k]].isa,
+                    contexts[other[k]].threads,
+                    contexts[c.first % (unsigned)num_contexts].isa,
+                    contexts[c.first % (unsigned)num_contexts].threads);
+            fail("same bits across ISAs and thread counts");
+        }
+        CHECK(st2.pairs == stats.pairs, "same pair count across contexts");
+    }
+    free(again);
+    free(pairs_of);
+    free(ref);
+    free(part);
+done:
+    free(before);
+    free(rest_before);
+    free(idx_before);
+    release(&c);
+}
+
+/* ---- pleat_find_pairs -------------------------------------------------- */
+
+#define SENTINEL 0xa5a5a5a5u
+
+static int all_sentinel(const uint32_t *v, size_t n)
+{
+    for (size_t k = 0; k < n; ++k)
+        if (v[k] != SENTINEL)
+            return 0;
+    return 1;
+}
+
+void fz_pairs(const uint8_t *data, size_t size)
+{
+    fz_init();
+    fz_case c;
+    decode(&c, data, size);
+    size_t fbytes = 4 * (size_t)c.count * sizeof(float);
+    float *before = xcalloc(4 * (size_t)c.count, sizeof(float));
+    memcpy(before, c.particles, fbytes);
+
+    int ctx_null = c.misuse == MISUSE_NULL_CONTEXT, params_null = c.misuse == MISUSE_NULL_PARAMS;
+    int particles_null = c.misuse == MISUSE_NULL_PARTICLES;
+    int num_null = c.misuse == MISUSE_NULL_NUM_PAIRS;
+    pleat_context *ctx = ctx_null ? NULL : contexts[c.first % (unsigned)num_contexts].ctx;
+    const float *parts = particles_null ? NULL : c.particles;
+    const pleat_params *params = params_null ? NULL : &c.params;
+    pleat_status want = expected_status(&c, ctx_null, params_null, particles_null, num_null);
+
+    /* size query */
+    size_t total = SIZE_MAX - 1;
+    pleat_status s = pleat_find_pairs(ctx, parts, c.count, params, NULL, 0,
+                                      num_null ? NULL : &total);
+    CHECK(valid_status(s), "status is a pleat_status value");
+    if (s != want) {
+        fprintf(stderr, "status %d (%s), contract says %d (%s)\n", (int)s,
+                pleat_status_string(s), (int)want, pleat_status_string(want));
+        fail("find_pairs status (size query)");
+    }
+    CHECK(same_bits(c.particles, before, fbytes), "particles untouched by find_pairs");
+    if (s != PLEAT_OK) {
+        CHECK(total == SIZE_MAX - 1, "num_pairs not written on error");
+        /* and with an array: nothing written to it either */
+        uint32_t buf[8];
+        for (int k = 0; k < 8; ++k)
+            buf[k] = SENTINEL;
+        size_t n2 = SIZE_MAX - 1;
+        s = pleat_find_pairs(ctx, parts, c.count, params, buf, 4, num_null ? NULL : &n2);
+        CHECK(s == want, "find_pairs status (with an array)");
+        CHECK(n2 == SIZE_MAX - 1 && all_sentinel(buf, 8), "outputs untouched on error");
+        goto done;
+    }
+
+    size_t num = 0;
+    uint32_t *ref = reference_pairs(&c, &num);
+    if (verbose)
+        fprintf(stderr, "find_pairs: count %u, taking part %u, pairs %zu\n", c.count,
+                c.params.indices ? c.params.num_indices : c.count, total);
+    if (num != SIZE_MAX && total != num) {
+        fprintf(stderr, "find_pairs total %zu, reference %zu\n", total, num);
+        fail("find_pairs count");
+    }
+
+    uint32_t *buf = xcalloc(2 * total + 8, sizeof *buf);
+    for (size_t k = 0; k < 2 * total + 8; ++k)
+        buf[k] = SENTINEL;
+    size_t got = SIZE_MAX - 1;
+    s = pleat_find_pairs(ctx, parts, c.count, params, buf, total, &got);
+    CHECK(s == PLEAT_OK && got == total, "find_pairs with the exact capacity");
+    CHECK(all_sentinel(buf + 2 * total, 8), "nothing written past the total");
+    if (num != SIZE_MAX && !same_bits(buf, ref, 2 * num * sizeof *buf)) {
+        for (size_t k = 0; k < num; ++k)
+            if (buf[2 * k] != ref[2 * k] || buf[2 * k + 1] != ref[2 * k + 1]) {
+                fprintf(stderr, "pair %zu: pleat (%u, %u), reference (%u, %u)\n", k, buf[2 * k],
+                        buf[2 * k + 1], ref[2 * k], ref[2 * k + 1]);
+                break;
+            }
+        fail("find_pairs list equals brute force");
+    }
+    for (size_t k = 0; k < total; ++k) {
+        CHECK(buf[2 * k] < buf[2 * k + 1], "i < j");
+        CHECK(k == 0 || buf[2 * k - 2] < buf[2 * k] ||
+                  (buf[2 * k - 2] == buf[2 * k] && buf[2 * k - 1] < buf[2 * k + 1]),
+              "ascending and unique");
+    }
+
+    /* capacity variants */
+    uint32_t *small = xcalloc(2 * total + 8, sizeof *small);
+    if (c.capacity & 1 && total > 0) {
+        for (size_t k = 0; k < 2 * total + 8; ++k)
+            small[k] = SENTINEL;
+        size_t cap = c.capacity & 2 ? 0 : total - 1, n2 = 0;
+        s = pleat_find_pairs(ctx, parts, c.count, params, small, cap, &n2);
+        CHECK(s == PLEAT_ERROR_CAPACITY && n2 == total, "too small -> CAPACITY and the total");
+        CHECK(all_sentinel(small, 2 * total + 8), "nothing written when too small");
+    }
+    if (c.capacity & 4) {
+        size_t n2 = 0;
+        s = pleat_find_pairs(ctx, parts, c.count, params, NULL, 1 + (c.capacity >> 4), &n2);
+        CHECK(s == PLEAT_ERROR_CAPACITY && n2 == total, "NULL pairs, capacity > 0 -> CAPACITY");
+    }
+    if (c.capacity & 8) {
+        for (size_t k = 0; k < 2 * total + 8; ++k)
+            small[k] = SENTINEL;
+        size_t n2 = 0;
+        s = pleat_find_pairs(ctx, parts, c.count, params, small, SIZE_MAX, &n2);
+        CHECK(s == PLEAT_OK && n2 == total, "capacity larger than needed");
+        CHECK(same_bits(small, buf, (2 * total + 8) * sizeof *buf), "same list, nothing more");
+    }
+    free(small);
+
+    /* the same list from every other ISA and thread count */
+    int other[8];
+    int n_other = others(c.first, other);
+    uint32_t *again = xcalloc(2 * total + 8, sizeof *again);
+    for (int k = 0; k < n_other; ++k) {
+        size_t n2 = 0;
+        s = pleat_find_pairs(contexts[other[k]].ctx, parts, c.count, params, again, total, &n2);
+        CHECK(s == PLEAT_OK && n2 == total, "other context: status and total");
+        CHECK(same_bits(again, buf, 2 * total * sizeof *buf), "same pairs across contexts");
+    }
+    CHECK(same_bits(c.particles, before, fbytes), "particles untouched by find_pairs");
+    free(again);
+    free(buf);
+    free(ref);
+done:
+    free(before);
+    release(&c);
+}

@@ -1,0 +1,259 @@
+/*
+ * stress_threads: concurrent use of pleat without a test framework, so that
+ * ThreadSanitizer can run it (Criterion cannot run under TSan: its arena
+ * mapping fails, Snaipe/Criterion#274). tests/test_concurrency.c checks the
+ * same rules under the Criterion suites.
+ *
+ * 1. Separate contexts (every CPU kernel variant x 1..3 pool threads) on
+ *    separate threads at once, all reading the same const inputs: every
+ *    result has the bits of a one-thread scalar run made before.
+ * 2. Threads racing on one shared context: every call either gives those
+ *    bits or is refused (PLEAT_ERROR_INVALID_ARGUMENT) without writing.
+ * 3. One context handed from thread to thread (joined in between): works.
+ *
+ * Exit status 0 when every check passed, 1 otherwise.
+ */
+#include <pleat.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int failed;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failed = 1;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+static uint64_t next_random(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static float uniform(uint64_t *s)
+{
+    return (float)(next_random(s) >> 40) * 0x1p-24f;
+}
+
+static pleat_context *context(const char *isa, int threads)
+{
+    if (*isa)
+        setenv("PLEAT_CPU_ISA", isa, 1);
+    else
+        unsetenv("PLEAT_CPU_ISA");
+    pleat_context_desc d = pleat_default_context_desc();
+    d.backend = PLEAT_BACKEND_CPU;
+    d.cpu_threads = threads;
+    pleat_context *ctx = NULL;
+    pleat_status s = pleat_context_create(&d, &ctx);
+    unsetenv("PLEAT_CPU_ISA");
+    if (s == PLEAT_ERROR_BACKEND_UNAVAILABLE)
+        return NULL;
+    if (s != PLEAT_OK) {
+        fprintf(stderr, "context %s/%d: %s\n", isa, threads, pleat_status_string(s));
+        exit(1);
+    }
+    return ctx;
+}
+
+typedef struct job {
+    uint32_t n;
+    float *particles, *rest, *collided;
+    pleat_params params;
+    uint64_t pairs;
+    uint32_t *list;
+    size_t num;
+} job;
+
+static void make_job(job *j, uint32_t n, uint64_t seed)
+{
+    memset(j, 0, sizeof *j);
+    j->n = n;
+    j->particles = malloc(16 * (size_t)n);
+    j->rest = malloc(16 * (size_t)n);
+    j->collided = malloc(16 * (size_t)n);
+    if (!j->particles || !j->rest || !j->collided)
+        exit(1);
+    float side = 1.0f;
+    while (side * side * side * 1.4f < (float)n)
+        side *= 1.05f;
+    for (uint32_t i = 0; i < 4 * n; ++i)
+        j->particles[i] = i % 4 == 3 ? (i % 20 == 3 ? 0.0f : 1.0f) : uniform(&seed) * side;
+    for (uint32_t i = 0; i < 4 * n; ++i)
+        j->rest[i] = j->particles[i] + (i % 4 == 3 ? 0.0f : uniform(&seed) - 0.5f);
+    j->params = pleat_default_params();
+    j->params.distance = 1.0f;
+    j->params.stiffness = 0.8f;
+    j->params.rest_positions = j->rest;
+    pleat_context *ref = context("scalar", 1);
+    memcpy(j->collided, j->particles, 16 * (size_t)n);
+    pleat_stats st;
+    CHECK(pleat_self_collide(ref, j->collided, n, &j->params, &st) == PLEAT_OK, "reference");
+    j->pairs = st.pairs;
+    CHECK(pleat_find_pairs(ref, j->particles, n, &j->params, NULL, 0, &j->num) == PLEAT_OK, "count");
+    j->list = malloc((2 * j->num + 1) * sizeof *j->list);
+    if (!j->list)
+        exit(1);
+    size_t again;
+    CHECK(pleat_find_pairs(ref, j->particles, n, &j->params, j->list, j->num, &again) == PLEAT_OK,
+          "list");
+    pleat_context_destroy(ref);
+}
+
+/* One collide and one list on ctx; 1 = right, 0 = refused and untouched,
+ * -1 = wrong. */
+static int run_once(pleat_context *ctx, const job *j, int list)
+{
+    size_t bytes = 16 * (size_t)j->n;
+    int r = -1;
+    if (!list) {
+        float *p = malloc(bytes);
+        if (!p)
+            return -1;
+        memcpy(p, j->particles, bytes);
+        pleat_stats st = {0, 0};
+        pleat_status s = pleat_self_collide(ctx, p, j->n, &j->params, &st);
+        if (s == PLEAT_OK)
+            r = memcmp(p, j->collided, bytes) == 0 && st.pairs == j->pairs ? 1 : -1;
+        else if (s == PLEAT_ERROR_INVALID_ARGUMENT)
+            r = memcmp(p, j->particles, bytes) == 0 ? 0 : -1;
+        free(p);
+    } else {
+        uint32_t *out = malloc((2 * j->num + 1) * sizeof *out);
+        if (!out)
+            return -1;
+        size_t num = 12345;
+        pleat_status s = pleat_find_pairs(ctx, j->particles, j->n, &j->params, out, j->num, &num);
+        if (s == PLEAT_OK)
+            r = num == j->num && memcmp(out, j->list, 2 * num * sizeof *out) == 0 ? 1 : -1;
+        else if (s == PLEAT_ERROR_INVALID_ARGUMENT)
+            r = num == 12345 ? 0 : -1;
+        free(out);
+    }
+    return r;
+}
+
+typedef struct worker {
+    pthread_t thread;
+    pleat_context *ctx;
+    const job *jobs;
+    int num_jobs, rounds;
+    atomic_int *stop; /* NULL: run the rounds */
+    atomic_int right, refused, wrong;
+} worker;
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    for (int r = 0; w->stop ? !atomic_load(w->stop) : r < w->rounds; ++r) {
+        int got = run_once(w->ctx, &w->jobs[r % w->num_jobs], r & 1);
+        atomic_fetch_add(got > 0 ? &w->right : got == 0 ? &w->refused : &w->wrong, 1);
+    }
+    return NULL;
+}
+
+static void init_worker(worker *w, pleat_context *ctx, const job *jobs, int num_jobs)
+{
+    memset(w, 0, sizeof *w);
+    w->ctx = ctx;
+    w->jobs = jobs;
+    w->num_jobs = num_jobs;
+    w->rounds = 6;
+    atomic_init(&w->right, 0);
+    atomic_init(&w->refused, 0);
+    atomic_init(&w->wrong, 0);
+}
+
+int main(void)
+{
+    job jobs[2];
+    make_job(&jobs[0], 12000, 1); /* 3 chunks: the pool threads split it */
+    make_job(&jobs[1], 3000, 2);
+
+    /* 1. separate contexts */
+    static const char *isas[] = {"scalar", "sse2", "avx2", "neon", ""};
+    worker ws[15];
+    int n = 0;
+    for (int k = 0; k < 5; ++k)
+        for (int t = 1; t <= 3 && n < 15; ++t) {
+            pleat_context *ctx = context(isas[k], t);
+            if (!ctx)
+                break;
+            init_worker(&ws[n++], ctx, jobs, 2);
+        }
+    for (int k = 0; k < n; ++k)
+        pthread_create(&ws[k].thread, NULL, work, &ws[k]);
+    for (int k = 0; k < n; ++k) {
+        pthread_join(ws[k].thread, NULL);
+        CHECK(atomic_load(&ws[k].right) == ws[k].rounds && atomic_load(&ws[k].wrong) == 0 &&
+                  atomic_load(&ws[k].refused) == 0,
+              "%s: %d right, %d refused, %d wrong of %d", pleat_context_describe(ws[k].ctx),
+              atomic_load(&ws[k].right), atomic_load(&ws[k].refused), atomic_load(&ws[k].wrong),
+              ws[k].rounds);
+        pleat_context_destroy(ws[k].ctx);
+    }
+    printf("separate contexts: %d threads at once\n", n);
+
+    /* 2. one shared context, 3 threads racing until each saw both outcomes */
+    pleat_context *shared = context("", 2);
+    atomic_int stop;
+    atomic_init(&stop, 0);
+    for (int k = 0; k < 3; ++k) {
+        init_worker(&ws[k], shared, jobs, 2);
+        ws[k].stop = &stop;
+        pthread_create(&ws[k].thread, NULL, work, &ws[k]);
+    }
+    struct timespec start, now, nap = {0, 10000000};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        nanosleep(&nap, NULL);
+        int done = 1;
+        for (int k = 0; k < 3; ++k)
+            done &= atomic_load(&ws[k].right) >= 2 && atomic_load(&ws[k].refused) >= 2;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (done || now.tv_sec - start.tv_sec > 60)
+            break;
+    }
+    atomic_store(&stop, 1);
+    int right = 0, refused = 0;
+    for (int k = 0; k < 3; ++k) {
+        pthread_join(ws[k].thread, NULL);
+        CHECK(atomic_load(&ws[k].wrong) == 0, "shared context: %d wrong results",
+              atomic_load(&ws[k].wrong));
+        right += atomic_load(&ws[k].right);
+        refused += atomic_load(&ws[k].refused);
+    }
+    CHECK(right > 0 && refused > 0, "shared context: %d right, %d refused", right, refused);
+    printf("shared context: %d calls right, %d refused\n", right, refused);
+
+    /* 3. handed from thread to thread */
+    for (int k = 0; k < 4; ++k) {
+        init_worker(&ws[0], shared, jobs, 2);
+        ws[0].rounds = 2;
+        pthread_create(&ws[0].thread, NULL, work, &ws[0]);
+        pthread_join(ws[0].thread, NULL);
+        CHECK(atomic_load(&ws[0].right) == 2, "handed over: %d right",
+              atomic_load(&ws[0].right));
+    }
+    pleat_context_destroy(shared);
+    for (int k = 0; k < 2; ++k) {
+        free(jobs[k].particles);
+        free(jobs[k].rest);
+        free(jobs[k].collided);
+        free(jobs[k].list);
+    }
+    puts(failed ? "FAILED" : "passed");
+    return failed;
+}

@@ -1,0 +1,258 @@
+#include "grid_reference.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AXIS_BITS 21
+#define AXIS_CELLS (1u << AXIS_BITS)
+
+typedef struct entry {
+    uint64_t key; /* cx | cy << 21 | cz << 42 */
+    uint32_t id;
+} entry;
+
+typedef struct pair_list {
+    uint64_t *v;
+    size_t n, cap;
+    int failed;
+} pair_list;
+
+static void push(pair_list *l, uint32_t i, uint32_t j)
+{
+    if (l->failed)
+        return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 1024;
+        uint64_t *v = realloc(l->v, cap * sizeof *v);
+        if (!v) {
+            l->failed = 1;
+            return;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = i < j ? (uint64_t)i << 32 | j : (uint64_t)j << 32 | i;
+}
+
+/* LSD radix sort, 16-bit digits, of entries by key (bits [0, bits)). */
+static int sort_entries(entry *e, size_t n, int bits)
+{
+    entry *tmp = malloc(n * sizeof *tmp);
+    size_t *count = malloc(65536 * sizeof *count);
+    if (!tmp || !count) {
+        free(tmp);
+        free(count);
+        return 0;
+    }
+    entry *src = e, *dst = tmp;
+    for (int shift = 0; shift < bits; shift += 16) {
+        memset(count, 0, 65536 * sizeof *count);
+        for (size_t k = 0; k < n; ++k)
+            count[(src[k].key >> shift) & 0xffff]++;
+        size_t sum = 0;
+        for (size_t b = 0; b < 65536; ++b) {
+            size_t c = count[b];
+            count[b] = sum;
+            sum += c;
+        }
+        for (size_t k = 0; k < n; ++k)
+            dst[count[(src[k].key >> shift) & 0xffff]++] = src[k];
+        entry *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != e)
+        memcpy(e, src, n * sizeof *e);
+    free(tmp);
+    free(count);
+    return 1;
+}
+
+static int sort_u64(uint64_t *v, size_t n)
+{
+    uint64_t *tmp = malloc(n * sizeof *tmp);
+    size_t *count = malloc(65536 * sizeof *count);
+    if (!tmp || !count) {
+        free(tmp);
+        free(count);
+        return 0;
+    }
+    uint64_t *src = v, *dst = tmp;
+    for (int shift = 0; shift < 64; shift += 16) {
+        memset(count, 0, 65536 * sizeof *count);
+        for (size_t k = 0; k < n; ++k)
+            count[(src[k] >> shift) & 0xffff]++;
+        size_t sum = 0;
+        for (size_t b = 0; b < 65536; ++b) {
+            size_t c = count[b];
+            count[b] = sum;
+            sum += c;
+        }
+        for (size_t k = 0; k < n; ++k)
+            dst[count[(src[k] >> shift) & 0xffff]++] = src[k];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    /* four passes: the result is back in v */
+    free(tmp);
+    free(count);
+    return 1;
+}
+
+/* The contract's predicates, written out (volatile-free: the build passes
+ * -ffp-contract=off, so no product is fused into an add). */
+static float length2(const float *a, const float *b)
+{
+    float dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
+    return (dx * dx + dy * dy) + dz * dz;
+}
+
+static void test_pair(pair_list *out, const float *pos, size_t stride, const entry *e, size_t a,
+                      size_t b, float d2, int with_rest)
+{
+    const float *pa = pos + stride * a, *pb = pos + stride * b;
+    /* the contract orders the difference as x_j - x_i with i < j; the square
+     * is the same either way (negation is exact) */
+    if (!(length2(pa, pb) <= d2))
+        return;
+    if (with_rest && length2(pa + 3, pb + 3) < d2)
+        return;
+    push(out, e[a].id, e[b].id);
+}
+
+uint32_t *grid_reference_pairs(const float *particles, uint32_t count, const uint32_t *indices,
+                               uint32_t num_indices, const float *rest, float distance,
+                               size_t *num)
+{
+    *num = 0;
+    size_t m = indices ? num_indices : count;
+    if (distance == 0.0f || m < 2)
+        return NULL;
+    const float d2 = distance * distance;
+
+    /* A pair that passes the float predicate is at most about
+     * max(d, 2^-60) apart in real numbers (2^-60 covers squares that
+     * underflow to zero), so cells of that size plus a margin never split a
+     * colliding pair by more than one cell. */
+    double reach = distance > 0x1p-60f ? (double)distance : 0x1p-60;
+    double cell = reach * (1.0 + 0x1p-10);
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t s = 0; s < m; ++s) {
+        const float *p = particles + 4 * (size_t)(indices ? indices[s] : s);
+        for (int a = 0; a < 3; ++a) {
+            lo[a] = p[a] < lo[a] ? p[a] : lo[a];
+            hi[a] = p[a] > hi[a] ? p[a] : hi[a];
+        }
+    }
+    for (int a = 0; a < 3; ++a)
+        if ((hi[a] - lo[a]) / cell >= (double)(AXIS_CELLS - 2)) {
+            *num = SIZE_MAX;
+            return NULL;
+        }
+
+    entry *e = malloc(m * sizeof *e);
+    if (!e) {
+        *num = SIZE_MAX;
+        return NULL;
+    }
+    for (size_t s = 0; s < m; ++s) {
+        uint32_t id = indices ? indices[s] : (uint32_t)s;
+        const float *p = particles + 4 * (size_t)id;
+        uint64_t key = 0;
+        for (int a = 0; a < 3; ++a) {
+            /* +1: a neighbour at -1 stays representable */
+            uint64_t c = (uint64_t)floor(((double)p[a] - lo[a]) / cell) + 1;
+            key |= c << (AXIS_BITS * a);
+        }
+        e[s].key = key;
+        e[s].id = id;
+    }
+    if (!sort_entries(e, m, 64)) {
+        free(e);
+        *num = SIZE_MAX;
+        return NULL;
+    }
+
+    /* positions in cell order: the tests below read neighbours contiguously */
+    const size_t stride = rest ? 6 : 3;
+    float *pos = malloc(m * stride * sizeof *pos);
+    if (!pos) {
+        free(e);
+        *num = SIZE_MAX;
+        return NULL;
+    }
+    for (size_t s = 0; s < m; ++s) {
+        const float *p = particles + 4 * (size_t)e[s].id;
+        float *q = pos + stride * s;
+        q[0] = p[0];
+        q[1] = p[1];
+        q[2] = p[2];
+        if (rest) {
+            const float *r = rest + 4 * (size_t)e[s].id;
+            q[3] = r[0];
+            q[4] = r[1];
+            q[5] = r[2];
+        }
+    }
+
+    /* Each cell meets its 26 neighbours once: the cell after it in its own
+     * row (x + 1) and the three cells x - 1 .. x + 1 of the 4 rows that
+     * come after its row in key order, (y + 1, z), (y - 1, z + 1),
+     * (y, z + 1), (y + 1, z + 1). Keys order cells by (z, y, x), so the
+     * first key of such a neighbour row only grows as the cells are walked
+     * in order: one forward cursor per row finds it. */
+    static const int rows[4][2] = {{1, 0}, {-1, 1}, {0, 1}, {1, 1}}; /* (dy, dz) */
+    size_t cursor[4] = {0, 0, 0, 0};
+    pair_list out = {0};
+    for (size_t s = 0; s < m;) {
+        size_t end = s + 1;
+        while (end < m && e[end].key == e[s].key)
+            ++end;
+        const uint64_t key = e[s].key;
+        /* the same cell, then x + 1 (the next run when it exists) */
+        for (size_t a = s; a < end; ++a)
+            for (size_t b = a + 1; b < m && e[b].key <= key + 1; ++b)
+                test_pair(&out, pos, stride, e, a, b, d2, rest != NULL);
+        for (int r = 0; r < 4; ++r) {
+            /* cell coordinates are >= 1, so y - 1 never wraps */
+            uint64_t row = key + ((uint64_t)(int64_t)rows[r][0] << AXIS_BITS) +
+                           ((uint64_t)rows[r][1] << (2 * AXIS_BITS));
+            uint64_t lo = row - 1, hi = row + 1;
+            size_t b = cursor[r];
+            while (b < m && e[b].key < lo)
+                ++b;
+            cursor[r] = b;
+            for (; b < m && e[b].key <= hi; ++b)
+                for (size_t a = s; a < end; ++a)
+                    test_pair(&out, pos, stride, e, a, b, d2, rest != NULL);
+        }
+        s = end;
+    }
+    free(pos);
+    free(e);
+    if (out.failed || (out.n && !sort_u64(out.v, out.n))) {
+        free(out.v);
+        *num = SIZE_MAX;
+        return NULL;
+    }
+    if (out.n == 0) {
+        free(out.v);
+        return NULL;
+    }
+    /* unpack in place: 2 uint32 per uint64 take the same room */
+    uint32_t *pairs = malloc(out.n * 2 * sizeof *pairs);
+    if (!pairs) {
+        free(out.v);
+        *num = SIZE_MAX;
+        return NULL;
+    }
+    for (size_t k = 0; k < out.n; ++k) {
+        pairs[2 * k] = (uint32_t)(out.v[k] >> 32);
+        pairs[2 * k + 1] = (uint32_t)out.v[k];
+    }
+    free(out.v);
+    *num = out.n;
+    return pairs;
+}

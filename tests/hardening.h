@@ -1,0 +1,49 @@
+/* Helpers of the hardening tests (alloc, concurrency, guard, limits, scale,
+ * regressions): scenes, an O(n^2) brute force written out from the contract,
+ * contexts per CPU kernel variant, buffers that end at a guard page. No
+ * pleat code is used to check pleat. */
+#ifndef PLEAT_TESTS_HARDENING_H
+#define PLEAT_TESTS_HARDENING_H
+
+#include <pleat.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct hz_scene {
+    uint32_t count;
+    float *particles; /* 4 * count */
+    float *rest;      /* 4 * count or NULL */
+    float distance;
+} hz_scene;
+
+/* A cube of n random particles with about 6 neighbours each within the
+ * distance (1); every 5th pinned when `pinned`; rest = positions jittered by
+ * up to a distance when with_rest. Deterministic for a seed. */
+hz_scene hz_cloud(uint32_t n, uint64_t seed, int with_rest, int pinned);
+void hz_scene_free(hz_scene *s);
+
+/* The colliding pairs (i < j ascending, 2 uint32 each, malloc'd; never NULL)
+ * by testing every pair of taking-part particles with the contract's float
+ * predicate ((dx*dx + dy*dy) + dz*dz) <= d*d and the rest exclusion. */
+uint32_t *hz_brute_pairs(const float *particles, uint32_t count, const pleat_params *params,
+                         size_t *num);
+
+/* CPU context of a forced kernel variant ("" = the best one), or NULL when
+ * this build or CPU lacks it (BACKEND_UNAVAILABLE). Fails the test on any
+ * other error. Not thread-safe (it sets PLEAT_CPU_ISA for the creation). */
+pleat_context *hz_context(const char *isa, int threads);
+
+/* The variants to try, NULL-terminated: scalar, sse2, avx2, neon. */
+extern const char *const hz_isas[];
+
+/* A buffer of `bytes` placed so that it ends exactly at an inaccessible page
+ * (front = 0) or starts right after one (front = 1): any access past the end
+ * (before the start) faults. Release with hz_guard_free. */
+void *hz_guard_alloc(size_t bytes, int front);
+void hz_guard_free(void *p, size_t bytes, int front);
+
+uint64_t hz_random(uint64_t *state);
+float hz_uniform(uint64_t *state); /* [0, 1) */
+
+#endif

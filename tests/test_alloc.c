@@ -1,0 +1,332 @@
+/*
+ * Allocation failure: every allocation pleat makes goes through core/alloc.h,
+ * whose hook makes the Nth one fail. For every N that a call (or a context
+ * creation) makes, the call must return PLEAT_ERROR_OUT_OF_MEMORY, leave the
+ * caller's arrays (and stats, num_pairs, pairs) bit for bit unchanged, leak
+ * nothing (live blocks counted by the hook) and leave a context that still
+ * gives the right answer. Both a single failure and "every allocation from
+ * the Nth on fails" are tried, on fresh contexts and on contexts whose
+ * scratch has to grow.
+ */
+#include "core/alloc.h"
+#include "hardening.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum call_kind { CALL_COLLIDE, CALL_COUNT, CALL_LIST } call_kind;
+
+typedef struct scenario {
+    const char *name;
+    call_kind kind;
+    uint32_t n;
+    int indices, rest, threads;
+} scenario;
+
+typedef struct inputs {
+    hz_scene sc;
+    uint32_t *indices;
+    uint32_t num_indices;
+    pleat_params params;
+} inputs;
+
+static inputs make_inputs(const scenario *s, uint32_t n, uint64_t seed)
+{
+    inputs in = {hz_cloud(n, seed, s->rest, 1), NULL, 0, pleat_default_params()};
+    in.params.distance = in.sc.distance;
+    in.params.rest_positions = in.sc.rest;
+    if (s->indices) {
+        /* every third particle, backwards */
+        in.indices = malloc((n / 3 + 1) * sizeof *in.indices);
+        cr_assert(in.indices);
+        for (uint32_t i = n; i-- > 0;)
+            if (i % 3 == 1)
+                in.indices[in.num_indices++] = i;
+        in.params.indices = in.indices;
+        in.params.num_indices = in.num_indices;
+    }
+    return in;
+}
+
+static void free_inputs(inputs *in)
+{
+    hz_scene_free(&in->sc);
+    free(in->indices);
+}
+
+typedef struct result {
+    pleat_status status;
+    float *particles;  /* COLLIDE: the particles after the call */
+    pleat_stats stats;
+    size_t num_pairs;
+    uint32_t *pairs;   /* LIST: the list, num_pairs + 4 entries (sentinels after) */
+} result;
+
+#define SENTINEL 0x5a5a5a5au
+
+/* Runs the scenario's call on a copy of the inputs. */
+static result call(pleat_context *ctx, const scenario *s, const inputs *in, size_t capacity)
+{
+    result r;
+    memset(&r, 0, sizeof r);
+    size_t fbytes = 4 * (size_t)in->sc.count * sizeof(float);
+    memset(&r.stats, 0xa5, sizeof r.stats);
+    r.num_pairs = SIZE_MAX - 7;
+    switch (s->kind) {
+    case CALL_COLLIDE:
+        r.particles = malloc(fbytes + 1);
+        cr_assert(r.particles);
+        memcpy(r.particles, in->sc.particles, fbytes);
+        r.status = pleat_self_collide(ctx, r.particles, in->sc.count, &in->params, &r.stats);
+        break;
+    case CALL_COUNT:
+        r.status = pleat_find_pairs(ctx, in->sc.particles, in->sc.count, &in->params, NULL, 0,
+                                    &r.num_pairs);
+        break;
+    case CALL_LIST:
+        r.pairs = malloc((2 * capacity + 8) * sizeof *r.pairs);
+        cr_assert(r.pairs);
+        for (size_t k = 0; k < 2 * capacity + 8; ++k)
+            r.pairs[k] = SENTINEL;
+        r.status = pleat_find_pairs(ctx, in->sc.particles, in->sc.count, &in->params, r.pairs,
+                                    capacity, &r.num_pairs);
+        break;
+    }
+    return r;
+}
+
+static void free_result(result *r)
+{
+    free(r->particles);
+    free(r->pairs);
+}
+
+static void assert_same(const scenario *s, const inputs *in, const result *a, const result *b,
+                        size_t capacity)
+{
+    cr_assert_eq(a->status, b->status);
+    switch (s->kind) {
+    case CALL_COLLIDE:
+        cr_assert(memcmp(a->particles, b->particles, 16 * (size_t)in->sc.count) == 0,
+                  "%s: same particles", s->name);
+        cr_assert_eq(a->stats.pairs, b->stats.pairs);
+        break;
+    case CALL_COUNT:
+        cr_assert_eq(a->num_pairs, b->num_pairs);
+        break;
+    case CALL_LIST:
+        cr_assert_eq(a->num_pairs, b->num_pairs);
+        cr_assert(memcmp(a->pairs, b->pairs, (2 * capacity + 8) * sizeof *a->pairs) == 0,
+                  "%s: same pairs", s->name);
+        break;
+    }
+}
+
+/* Nothing written: what a call may write is as it was before the call. */
+static void assert_untouched(const scenario *s, const inputs *in, const result *r,
+                             size_t capacity)
+{
+    pleat_stats fresh;
+    memset(&fresh, 0xa5, sizeof fresh);
+    switch (s->kind) {
+    case CALL_COLLIDE:
+        cr_assert(memcmp(r->particles, in->sc.particles, 16 * (size_t)in->sc.count) == 0,
+                  "%s: particles unchanged on OUT_OF_MEMORY", s->name);
+        cr_assert(memcmp(&r->stats, &fresh, sizeof fresh) == 0, "stats untouched");
+        break;
+    case CALL_COUNT:
+        cr_assert_eq(r->num_pairs, SIZE_MAX - 7, "num_pairs untouched");
+        break;
+    case CALL_LIST:
+        cr_assert_eq(r->num_pairs, SIZE_MAX - 7, "num_pairs untouched");
+        for (size_t k = 0; k < 2 * capacity + 8; ++k)
+            cr_assert_eq(r->pairs[k], SENTINEL, "%s: pairs untouched on OUT_OF_MEMORY",
+                         s->name);
+        break;
+    }
+}
+
+/* Runs the call on the smaller inputs, so the context's scratch must grow. */
+static void warm_up(pleat_context *ctx, const scenario *s, const inputs *small)
+{
+    size_t cap = 0;
+    if (s->kind == CALL_LIST)
+        cr_assert_eq(pleat_find_pairs(ctx, small->sc.particles, small->sc.count, &small->params,
+                                      NULL, 0, &cap),
+                     PLEAT_OK);
+    result w = call(ctx, s, small, cap);
+    cr_assert_eq(w.status, PLEAT_OK);
+    free_result(&w);
+}
+
+/* The exact capacity for a LIST call (0 for the others), from a context of
+ * its own so that the scratch of the tested one is not grown by it. */
+static size_t capacity_of(const scenario *s, const inputs *in)
+{
+    size_t cap = 0;
+    if (s->kind != CALL_LIST)
+        return 0;
+    pleat_context *ctx = hz_context("", 1);
+    cr_assert_eq(pleat_find_pairs(ctx, in->sc.particles, in->sc.count, &in->params, NULL, 0,
+                                  &cap),
+                 PLEAT_OK);
+    pleat_context_destroy(ctx);
+    return cap;
+}
+
+/* Every failure point of one call: on a fresh context (warm = 0), or on a
+ * context that first ran the call on a quarter of the particles (warm = 1:
+ * the failures then hit the growth of its scratch). Returns the number of
+ * allocations the call makes. */
+static uint64_t exhaust(const scenario *s, int warm)
+{
+    inputs in = make_inputs(s, s->n, 11);
+    inputs small = make_inputs(s, s->n / 4, 12);
+    const size_t capacity = capacity_of(s, &in);
+    const int64_t live0 = pleat_alloc_live();
+    const uint64_t failures0 = pleat_alloc_failures();
+
+    /* the reference result and the allocation count */
+    pleat_context *ctx = hz_context("", s->threads);
+    if (warm)
+        warm_up(ctx, s, &small);
+    uint64_t before = pleat_alloc_attempts();
+    result ref = call(ctx, s, &in, capacity);
+    uint64_t allocations = pleat_alloc_attempts() - before;
+    cr_assert_eq(ref.status, PLEAT_OK, "%s: %s", s->name, pleat_status_string(ref.status));
+    /* steady state: the same call again allocates nothing */
+    before = pleat_alloc_attempts();
+    result again = call(ctx, s, &in, capacity);
+    cr_assert_eq(pleat_alloc_attempts(), before, "%s: a repeated call allocates nothing",
+                 s->name);
+    assert_same(s, &in, &ref, &again, capacity);
+    free_result(&again);
+    pleat_context_destroy(ctx);
+    cr_assert_eq(pleat_alloc_live(), live0, "%s: context destroy frees everything", s->name);
+    cr_assert(allocations > 0, "%s makes no allocation to fail", s->name);
+
+    for (uint64_t nth = 1; nth <= allocations; ++nth)
+        for (int sticky = 0; sticky <= 1; ++sticky) {
+            ctx = hz_context("", s->threads);
+            if (warm)
+                warm_up(ctx, s, &small);
+            const int64_t live_ctx = pleat_alloc_live();
+            uint64_t f0 = pleat_alloc_failures();
+            pleat_alloc_fail_at(nth, sticky);
+            result r = call(ctx, s, &in, capacity);
+            pleat_alloc_fail_at(0, 0);
+            cr_assert(pleat_alloc_failures() > f0, "%s: allocation %llu was made",
+                      s->name, (unsigned long long)nth);
+            cr_assert_eq(r.status, PLEAT_ERROR_OUT_OF_MEMORY,
+                         "%s%s: allocation %llu of %llu failed%s: got %s", s->name,
+                         warm ? " (warm)" : "", (unsigned long long)nth,
+                         (unsigned long long)allocations, sticky ? " (and every later one)" : "",
+                         pleat_status_string(r.status));
+            assert_untouched(s, &in, &r, capacity);
+            /* what the failed call kept belongs to the context: never less than before */
+            cr_assert(pleat_alloc_live() >= live_ctx);
+            free_result(&r);
+
+            /* the context still works and gives the same answer */
+            r = call(ctx, s, &in, capacity);
+            assert_same(s, &in, &ref, &r, capacity);
+            free_result(&r);
+            pleat_context_destroy(ctx);
+            cr_assert_eq(pleat_alloc_live(), live0, "%s: allocation %llu: leaked %lld blocks",
+                         s->name, (unsigned long long)nth,
+                         (long long)(pleat_alloc_live() - live0));
+        }
+    cr_assert(pleat_alloc_failures() - failures0 >= 2 * allocations);
+    free_result(&ref);
+    free_inputs(&in);
+    free_inputs(&small);
+    fprintf(stderr, "alloc: %-22s %s: %llu allocations, each made to fail (once and sticky)\n",
+            s->name, warm ? "growing" : "fresh  ", (unsigned long long)allocations);
+    return allocations;
+}
+
+static const scenario scenarios[] = {
+    {"collide", CALL_COLLIDE, 3000, 0, 0, 1},
+    {"collide+indices", CALL_COLLIDE, 3000, 1, 0, 1},
+    {"collide+rest", CALL_COLLIDE, 3000, 0, 1, 1},
+    {"collide+indices+rest", CALL_COLLIDE, 9000, 1, 1, 3},
+    {"collide, 3 threads", CALL_COLLIDE, 20000, 0, 1, 3},
+    {"count", CALL_COUNT, 3000, 0, 0, 1},
+    {"count+indices+rest", CALL_COUNT, 9000, 1, 1, 2},
+    {"list", CALL_LIST, 3000, 0, 0, 1},
+    {"list+indices+rest", CALL_LIST, 9000, 1, 1, 2},
+    {"list, 3 threads", CALL_LIST, 20000, 0, 0, 3},
+};
+#define NUM_SCENARIOS (sizeof scenarios / sizeof scenarios[0])
+
+Test(alloc, every_failure_of_a_call_on_a_fresh_context, .timeout = 600)
+{
+    for (size_t k = 0; k < NUM_SCENARIOS; ++k)
+        exhaust(&scenarios[k], 0);
+}
+
+Test(alloc, every_failure_when_the_scratch_grows, .timeout = 600)
+{
+    for (size_t k = 0; k < NUM_SCENARIOS; ++k)
+        exhaust(&scenarios[k], 1);
+}
+
+Test(alloc, every_failure_of_context_creation)
+{
+    for (int threads = 1; threads <= 4; threads += 3) {
+        const int64_t live0 = pleat_alloc_live();
+        pleat_context_desc d = pleat_default_context_desc();
+        d.backend = PLEAT_BACKEND_CPU;
+        d.cpu_threads = threads;
+        pleat_context *ctx = NULL;
+        uint64_t before = pleat_alloc_attempts();
+        cr_assert_eq(pleat_context_create(&d, &ctx), PLEAT_OK);
+        uint64_t allocations = pleat_alloc_attempts() - before;
+        pleat_context_destroy(ctx);
+        cr_assert_eq(pleat_alloc_live(), live0);
+        cr_assert(allocations >= 2);
+        for (uint64_t nth = 1; nth <= allocations; ++nth)
+            for (int sticky = 0; sticky <= 1; ++sticky) {
+                pleat_context *out = (pleat_context *)&before;
+                pleat_alloc_fail_at(nth, sticky);
+                pleat_status s = pleat_context_create(&d, &out);
+                pleat_alloc_fail_at(0, 0);
+                cr_assert_eq(s, PLEAT_ERROR_OUT_OF_MEMORY, "allocation %llu: %s",
+                             (unsigned long long)nth, pleat_status_string(s));
+                cr_assert_eq(out, (pleat_context *)&before, "*out written only on success");
+                cr_assert_eq(pleat_alloc_live(), live0, "allocation %llu: leaked",
+                             (unsigned long long)nth);
+            }
+        /* and creation works again */
+        cr_assert_eq(pleat_context_create(&d, &ctx), PLEAT_OK);
+        pleat_context_destroy(ctx);
+        cr_assert_eq(pleat_alloc_live(), live0);
+        fprintf(stderr, "alloc: context create, %d thread%s: %llu allocations, each made to fail\n",
+                threads, threads == 1 ? "" : "s", (unsigned long long)allocations);
+    }
+}
+
+Test(alloc, hook_counts_and_fails)
+{
+    int64_t live0 = pleat_alloc_live();
+    void *a = pleat_malloc(16), *b = pleat_calloc(2, 8);
+    cr_assert(a && b);
+    cr_assert_eq(pleat_alloc_live(), live0 + 2);
+    pleat_alloc_fail_at(2, 0);
+    void *c = pleat_malloc(1), *d = pleat_malloc(1), *e = pleat_malloc(1);
+    cr_assert(c && !d && e, "only the 2nd fails");
+    pleat_alloc_fail_at(1, 1);
+    cr_assert(!pleat_malloc(1) && !pleat_calloc(1, 1), "sticky: every one fails");
+    pleat_alloc_fail_at(0, 0);
+    void *f = pleat_calloc(1, 1);
+    cr_assert(f);
+    pleat_free(a);
+    pleat_free(b);
+    pleat_free(c);
+    pleat_free(e);
+    pleat_free(f);
+    pleat_free(NULL);
+    cr_assert_eq(pleat_alloc_live(), live0);
+}

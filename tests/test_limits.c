@@ -1,0 +1,141 @@
+/*
+ * Size arithmetic up to the largest count, 2^32 - 1 particles, without the
+ * 64 GiB such an array takes: the particle array is a reserved but untouched
+ * mapping (pages read as zero and cost nothing until written), and what
+ * cannot be allocated is refused by the allocation hook's size limit, which
+ * also records the largest size asked for: a size computed in 32 bits would
+ * wrap around and come out small.
+ */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
+#include "core/alloc.h"
+#include "core/buffer.h"
+#include "hardening.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define MAX_COUNT UINT32_MAX
+
+/* 16 bytes for each of 2^32 - 1 particles, reserved but not backed. */
+static float *huge_particles(size_t *bytes)
+{
+    *bytes = 16 * (size_t)MAX_COUNT;
+    void *p = mmap(NULL, *bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        cr_skip_test("cannot reserve 64 GiB of address space here");
+    return p;
+}
+
+Test(limits, buffer_size_overflow_is_out_of_memory)
+{
+    pleat_buffer buf = {NULL, 0};
+    cr_assert_eq(pleat_buffer_reserve(&buf, 10, 8), PLEAT_OK);
+    void *data = buf.data;
+    uint64_t attempts = pleat_alloc_attempts();
+    cr_assert_eq(pleat_buffer_reserve(&buf, SIZE_MAX / 8 + 1, 8), PLEAT_ERROR_OUT_OF_MEMORY);
+    cr_assert_eq(pleat_buffer_reserve(&buf, SIZE_MAX, SIZE_MAX), PLEAT_ERROR_OUT_OF_MEMORY);
+    cr_assert_eq(pleat_alloc_attempts(), attempts, "an overflowing size is never requested");
+    cr_assert(buf.data == data && buf.bytes == 80, "the buffer is kept");
+    pleat_buffer_free(&buf);
+}
+
+/* Particles at the very end of a 2^32 - 1 array, chosen through indices. */
+Test(limits, indices_near_the_largest_count, .timeout = 300)
+{
+    size_t bytes;
+    float *p = huge_particles(&bytes);
+    const uint32_t ids[] = {MAX_COUNT - 1, 0, MAX_COUNT - 2, 0x80000000u, MAX_COUNT - 3,
+                            0x7fffffffu, 0x40000000u};
+    const uint32_t num = sizeof ids / sizeof ids[0];
+    /* a line of particles 0.75 apart, in the order of ids */
+    for (uint32_t k = 0; k < num; ++k) {
+        float *q = p + 4 * (size_t)ids[k];
+        q[0] = 0.75f * (float)k;
+        q[1] = q[2] = 0.0f;
+        q[3] = 1.0f;
+    }
+    pleat_params params = pleat_default_params();
+    params.distance = 1.0f;
+    params.indices = ids;
+    params.num_indices = num;
+    pleat_context *ctx = hz_context("", 2);
+
+    size_t total = 0;
+    uint32_t pairs[2 * 8];
+    pleat_status s = pleat_find_pairs(ctx, p, MAX_COUNT, &params, pairs, 8, &total);
+    if (s == PLEAT_ERROR_OUT_OF_MEMORY) /* the index check's 512 MiB bitmap */
+        cr_skip_test("512 MiB for the index bitmap are not available here");
+    cr_assert_eq(s, PLEAT_OK, "%s", pleat_status_string(s));
+    cr_assert_eq(total, num - 1, "neighbours in the line, %zu", total);
+    for (size_t k = 0; k < total; ++k) {
+        /* the pair of ids[k], ids[k+1], as (min, max), in ascending order */
+        uint32_t a = ids[k], b = ids[k + 1];
+        uint32_t i = a < b ? a : b, j = a < b ? b : a;
+        int found = 0;
+        for (size_t t = 0; t < total; ++t)
+            found |= pairs[2 * t] == i && pairs[2 * t + 1] == j;
+        cr_assert(found, "pair (%u, %u)", i, j);
+        cr_assert(k == 0 || pairs[2 * k - 2] < pairs[2 * k] ||
+                  (pairs[2 * k - 2] == pairs[2 * k] && pairs[2 * k - 1] < pairs[2 * k + 1]));
+    }
+
+    pleat_stats st;
+    cr_assert_eq(pleat_self_collide(ctx, p, MAX_COUNT, &params, &st), PLEAT_OK);
+    cr_assert_eq(st.pairs, num - 1);
+    /* the two ends moved outwards, the rest of the line apart */
+    cr_assert(p[4 * (size_t)ids[0]] < 0.0f);
+    cr_assert(p[4 * (size_t)ids[num - 1]] > 0.75f * (float)(num - 1));
+
+    /* 2^32 - 1 itself is not an index of a 2^32 - 1 array */
+    const uint32_t bad[] = {5, MAX_COUNT};
+    params.indices = bad;
+    params.num_indices = 2;
+    float before[4];
+    memcpy(before, p + 20, sizeof before);
+    cr_assert_eq(pleat_self_collide(ctx, p, MAX_COUNT, &params, &st), PLEAT_ERROR_BAD_INDEX);
+    cr_assert(memcmp(before, p + 20, sizeof before) == 0);
+    pleat_context_destroy(ctx);
+    munmap(p, bytes);
+}
+
+/* Every particle of a 2^32 - 1 array taking part: pleat cannot have the
+ * scratch here (the hook refuses anything over 1 GiB), so the call must say
+ * OUT_OF_MEMORY without writing anything, after asking for sizes that did
+ * not wrap around. */
+Test(limits, the_largest_count_asks_for_unwrapped_sizes)
+{
+    size_t bytes;
+    float *p = huge_particles(&bytes);
+    const int64_t live0 = pleat_alloc_live();
+    pleat_context *ctx = hz_context("", 1);
+    pleat_params params = pleat_default_params();
+    params.distance = 1.0f;
+    params.rest_positions = p; /* zeros: finite */
+    for (int kind = 0; kind < 3; ++kind) {
+        pleat_alloc_reset_largest();
+        pleat_alloc_limit((size_t)1 << 30);
+        pleat_stats st = {3, 3};
+        size_t num = 3;
+        pleat_status s = kind == 0   ? pleat_self_collide(ctx, p, MAX_COUNT, &params, &st)
+                         : kind == 1 ? pleat_find_pairs(ctx, p, MAX_COUNT, &params, NULL, 0, &num)
+                                     : pleat_find_pairs(ctx, p, MAX_COUNT, &params,
+                                                        (uint32_t *)p, 1, &num);
+        pleat_alloc_limit(0);
+        cr_assert_eq(s, PLEAT_ERROR_OUT_OF_MEMORY, "%s", pleat_status_string(s));
+        cr_assert(st.pairs == 3 && num == 3, "outputs untouched");
+        /* at least one 4-byte-per-particle array was asked for, unwrapped */
+        cr_assert(pleat_alloc_largest() >= 4 * (size_t)MAX_COUNT,
+                  "largest request %zu bytes for 2^32 - 1 particles", pleat_alloc_largest());
+    }
+    /* nothing was written: the mapping is still all zero pages (spot checks) */
+    for (size_t k = 0; k < 64; ++k) {
+        size_t i = (size_t)MAX_COUNT / 64 * k;
+        cr_assert(p[4 * i] == 0.0f && p[4 * i + 3] == 0.0f);
+    }
+    pleat_context_destroy(ctx);
+    cr_assert_eq(pleat_alloc_live(), live0, "nothing leaked");
+    munmap(p, bytes);
+}
