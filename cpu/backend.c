@@ -21,6 +21,7 @@ typedef struct pleat_cpu {
      * pos (16), rest (12, only with rest positions), acc_yz (16). Plus a bit
      * per particle for index checks and the pair lists of find_pairs. */
     pleat_buffer seen, chunks, radix, sort_a, sort_b, pos, rest, acc_yz, list_a, list_b;
+    pleat_part part[PLEAT_MAX_CPU_THREADS]; /* the sweep's queues, kept between calls */
 } pleat_cpu;
 
 static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f)
@@ -95,17 +96,31 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
     return PLEAT_OK;
 }
 
-static void sweep(pleat_cpu *cpu, pleat_frame *f, pleat_sweep_mode mode, pleat_job *job,
-                  double *mark)
+/* The sweep, one part per thread (a single part for small inputs). */
+static pleat_status sweep(pleat_cpu *cpu, pleat_frame *f, pleat_sweep_mode mode, pleat_job *job,
+                          double *mark)
 {
+    uint32_t threads = (uint32_t)pleat_pool_threads(cpu->pool), chunks = pleat_chunks(f->m);
     f->mode = mode;
-    pleat_pool_run(cpu->pool, pleat_chunks(f->m), cpu->kern->sweep, f);
+    f->parts = threads < chunks ? threads : chunks;
+    f->part = cpu->part;
+    for (uint32_t p = 0; p < f->parts; ++p)
+        f->part[p].count = 0;
+    pleat_pool_run(cpu->pool, f->parts, cpu->kern->sweep, f);
     job->stats.pairs = job->stats.tests = 0;
-    for (uint32_t c = 0; c < pleat_chunks(f->m); ++c) {
-        job->stats.pairs += f->chunks[c].pairs;
-        job->stats.tests += f->chunks[c].tests;
+    int out_of_memory = 0;
+    for (uint32_t p = 0; p < f->parts; ++p) {
+        out_of_memory |= f->part[p].out_of_memory;
+        f->part[p].out_of_memory = 0;
+        job->stats.pairs += f->chunks[p].pairs;
+        job->stats.tests += f->chunks[p].tests;
     }
+    if (out_of_memory) /* a queue could not grow: nothing was written yet */
+        return PLEAT_ERROR_OUT_OF_MEMORY;
+    if (mode == PLEAT_SWEEP_CORRECT)
+        pleat_cpu_settle(f, cpu->pool);
     pleat_lap(job->profile, mark, &job->timings.sweep_ms);
+    return PLEAT_OK;
 }
 
 static pleat_status collide(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, double *mark)
@@ -119,8 +134,8 @@ static pleat_status collide(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
     f->acc_z = f->acc_y + f->m;
     memset(f->acc_x, 0, (size_t)f->m * sizeof(int64_t));
     memset(f->acc_y, 0, (size_t)f->m * 2 * sizeof(int64_t));
-    f->shared_acc = pleat_pool_threads(cpu->pool) > 1;
-    sweep(cpu, f, PLEAT_SWEEP_CORRECT, job, mark);
+    if ((s = sweep(cpu, f, PLEAT_SWEEP_CORRECT, job, mark)) != PLEAT_OK)
+        return s;
     f->out = job->particles;
     pleat_pool_run(cpu->pool, pleat_chunks(f->m), cpu->kern->apply, f);
     pleat_lap(job->profile, mark, &job->timings.apply_ms);
@@ -129,25 +144,28 @@ static pleat_status collide(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
 
 static pleat_status list_pairs(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, double *mark)
 {
-    sweep(cpu, f, PLEAT_SWEEP_COUNT, job, mark);
+    pleat_status s = sweep(cpu, f, PLEAT_SWEEP_COUNT, job, mark);
+    if (s != PLEAT_OK)
+        return s;
     size_t total = (size_t)job->stats.pairs;
     job->num_pairs = total;
     if (total > job->capacity)
         return PLEAT_ERROR_CAPACITY;
-    pleat_status s = pleat_buffer_reserve(&cpu->list_a, total, sizeof(uint64_t));
+    s = pleat_buffer_reserve(&cpu->list_a, total, sizeof(uint64_t));
     if (s == PLEAT_OK)
         s = pleat_buffer_reserve(&cpu->list_b, total, sizeof(uint64_t));
     if (s != PLEAT_OK)
         return s;
-    /* each chunk writes from the sum of the counts before it */
+    /* each part writes from the sum of the counts before it */
     uint64_t offset = 0;
-    for (uint32_t c = 0; c < pleat_chunks(f->m); ++c) {
-        uint64_t n = f->chunks[c].pairs;
-        f->chunks[c].pairs = offset;
+    for (uint32_t p = 0; p < f->parts; ++p) {
+        uint64_t n = f->chunks[p].pairs;
+        f->chunks[p].pairs = offset;
         offset += n;
     }
     f->list = cpu->list_a.data;
-    sweep(cpu, f, PLEAT_SWEEP_LIST, job, mark);
+    if ((s = sweep(cpu, f, PLEAT_SWEEP_LIST, job, mark)) != PLEAT_OK)
+        return s;
     const uint64_t *sorted = pleat_radix_sort(cpu->pool, cpu->list_a.data, cpu->list_b.data, total,
                                               0, 64, cpu->radix.data);
     for (size_t k = 0; k < total; ++k) {
@@ -174,9 +192,9 @@ static pleat_status cpu_run(void *impl, pleat_job *job)
     case PLEAT_JOB_COLLIDE:
         return collide(cpu, &f, job, &mark);
     case PLEAT_JOB_COUNT_PAIRS:
-        sweep(cpu, &f, PLEAT_SWEEP_COUNT, job, &mark);
+        s = sweep(cpu, &f, PLEAT_SWEEP_COUNT, job, &mark);
         job->num_pairs = (size_t)job->stats.pairs;
-        return PLEAT_OK;
+        return s;
     case PLEAT_JOB_LIST_PAIRS:
         return list_pairs(cpu, &f, job, &mark);
     }
@@ -194,6 +212,8 @@ static void cpu_destroy(void *impl)
                             &cpu->list_a, &cpu->list_b};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
         pleat_buffer_free(bufs[i]);
+    for (size_t p = 0; p < PLEAT_MAX_CPU_THREADS; ++p)
+        pleat_free(cpu->part[p].items);
     pleat_free(cpu);
 }
 

@@ -25,6 +25,23 @@ typedef struct pleat_chunk {
     uint64_t pairs, tests;
 } pleat_chunk;
 
+/* A correction that a sweep part owes a particle of a later part. Parts are
+ * contiguous runs of sorted particles, one per thread; a pair's partner
+ * always sorts later, and is almost always in the same part. The few
+ * corrections that cross into a later part are kept here and added after
+ * every part is done, so no sum is ever written by two threads: no atomics,
+ * and integer sums, so the order cannot change the result. */
+typedef struct pleat_foreign {
+    uint32_t b;   /* sorted position */
+    int32_t c[3]; /* fixed-point correction */
+} pleat_foreign;
+
+typedef struct pleat_part {
+    pleat_foreign *items; /* grown by the part's own thread */
+    size_t count, capacity;
+    int out_of_memory;
+} pleat_part;
+
 typedef enum pleat_sweep_mode {
     PLEAT_SWEEP_COUNT,   /* count pairs and tests per chunk */
     PLEAT_SWEEP_LIST,    /* write pairs from each chunk's offset (pairs field) */
@@ -51,9 +68,10 @@ typedef struct pleat_frame {
     int64_t *acc_x, *acc_y, *acc_z; /* fixed-point sums per sorted particle */
     uint64_t *list;          /* LIST: i << 32 | j, at each chunk's offset */
 
-    pleat_chunk *chunks;     /* pleat_chunks(m) entries */
+    pleat_chunk *chunks;     /* pleat_chunks(m) entries; the sweep's per part */
     pleat_sweep_mode mode;
-    int shared_acc;          /* several threads add to the sums: use atomics */
+    uint32_t parts;          /* of the sweep, <= pleat_chunks(m) */
+    pleat_part *part;        /* parts entries */
 } pleat_frame;
 
 static inline uint32_t pleat_frame_particle(const pleat_frame *f, uint32_t slot)
@@ -71,6 +89,18 @@ static inline uint32_t pleat_chunk_end(uint32_t chunk, uint32_t n)
     uint64_t end = ((uint64_t)chunk + 1) * PLEAT_CHUNK;
     return end < n ? (uint32_t)end : n;
 }
+
+/* First sorted position of sweep part p (p = parts: the end). */
+static inline uint32_t pleat_part_begin(const pleat_frame *f, uint32_t p)
+{
+    return (uint32_t)((uint64_t)f->m * p / f->parts);
+}
+
+/* Queues a correction for a particle of a later part; sets out_of_memory
+ * (and drops it) when the queue cannot grow. */
+void pleat_cpu_owe(pleat_part *part, uint32_t b, const int64_t c[3]);
+/* Adds every part's queued corrections to the sums, in parallel by owner. */
+void pleat_cpu_settle(pleat_frame *f, pleat_pool *pool);
 
 /* Lays the particles out in key order (and the padding); generic. */
 void pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted);

@@ -2,11 +2,14 @@
  * Stage 3 kernel (per ISA): the key-range sweep and the narrow phase
  * (DESIGN.md §1).
  *
- * Particles are walked in key order in fixed-size chunks. Each tests its own
+ * Particles are walked in key order, one part (a contiguous run of sorted
+ * particles) per thread, so each part writes the sums of its own particles
+ * and queues the rare corrections owed to a later part (cpu/settle.c). Each
+ * particle tests its own
  * column (only later particles) and 4 neighbouring columns whose keys are all
  * larger, so every pair is met once. The key range of a column only moves
  * forward as the keys grow, so per neighbouring column a cursor to its first
- * candidate is advanced instead of searched (a chunk starts it with a binary
+ * candidate is advanced instead of searched (a part starts it with a binary
  * search); the range ends where the keys pass its end, found by the same
  * W-wide compare that tests the distances (simd.h), so no branch is taken
  * per candidate.
@@ -27,6 +30,8 @@
 
 typedef struct sweep_state {
     const pleat_frame *f;
+    pleat_part *part;
+    uint32_t end; /* of the part: sums past it are owed, not written */
     uint64_t pairs, tests;
     uint64_t *out; /* LIST: next slot */
     uint32_t queued;
@@ -48,24 +53,22 @@ static inline uint32_t advance(const uint32_t *keys, uint32_t p, uint32_t target
     }
 }
 
-static inline void add_fixed(int64_t *sum, int64_t v, int shared)
-{
-    if (shared)
-        __atomic_fetch_add(sum, v, __ATOMIC_RELAXED);
-    else
-        *sum += v;
-}
-
-static inline void add_pair(const pleat_frame *f, uint32_t a, uint32_t b, const int64_t ci[3],
+/* a is in the part being swept; b sorts later, most often in the same part */
+static inline void add_pair(const sweep_state *st, uint32_t a, uint32_t b, const int64_t ci[3],
                             const int64_t cj[3])
 {
-    int shared = f->shared_acc;
-    add_fixed(&f->acc_x[a], ci[0], shared);
-    add_fixed(&f->acc_y[a], ci[1], shared);
-    add_fixed(&f->acc_z[a], ci[2], shared);
-    add_fixed(&f->acc_x[b], -cj[0], shared);
-    add_fixed(&f->acc_y[b], -cj[1], shared);
-    add_fixed(&f->acc_z[b], -cj[2], shared);
+    const pleat_frame *f = st->f;
+    f->acc_x[a] += ci[0];
+    f->acc_y[a] += ci[1];
+    f->acc_z[a] += ci[2];
+    if (b < st->end) {
+        f->acc_x[b] -= cj[0];
+        f->acc_y[b] -= cj[1];
+        f->acc_z[b] -= cj[2];
+    } else {
+        const int64_t owed[3] = {-cj[0], -cj[1], -cj[2]};
+        pleat_cpu_owe(st->part, b, owed);
+    }
 }
 
 static inline vf length2_of(const float *x, const float *y, const float *z, const uint32_t *a,
@@ -80,9 +83,10 @@ static inline vf length2_of(const float *x, const float *y, const float *z, cons
 /* pleat_pair_correction() on W pairs (lanes in `live`). Coincident lanes give
  * zero; lanes whose scale exponent the bit trick cannot build are redone by
  * the scalar function. */
-static void correct_batch(const pleat_frame *f, const uint32_t *a, const uint32_t *b,
+static void correct_batch(const sweep_state *st, const uint32_t *a, const uint32_t *b,
                           unsigned live)
 {
+    const pleat_frame *f = st->f;
     const pleat_pair_consts *k = &f->consts;
     vf d[3] = {vf_sub(vf_gather(f->x, b), vf_gather(f->x, a)), vf_sub(vf_gather(f->y, b), vf_gather(f->y, a)),
                vf_sub(vf_gather(f->z, b), vf_gather(f->z, a))};
@@ -122,7 +126,7 @@ static void correct_batch(const pleat_frame *f, const uint32_t *a, const uint32_
             pleat_pair_correction(f->x[ib] - f->x[ia], f->y[ib] - f->y[ia], f->z[ib] - f->z[ia],
                                   f->w[ia], f->w[ib], k, si, sj);
         }
-        add_pair(f, a[lane], b[lane], si, sj);
+        add_pair(st, a[lane], b[lane], si, sj);
     }
 }
 
@@ -142,7 +146,7 @@ static void flush(sweep_state *st)
             live &= ~vf_lt_mask(length2_of(f->rx, f->ry, f->rz, a, b), d2);
         st->pairs += (unsigned)__builtin_popcount(live);
         if (f->mode == PLEAT_SWEEP_CORRECT) {
-            correct_batch(f, a, b, live);
+            correct_batch(st, a, b, live);
         } else if (f->mode == PLEAT_SWEEP_LIST) {
             for (unsigned m = live; m; m &= m - 1) {
                 unsigned lane = (unsigned)__builtin_ctz(m);
@@ -180,18 +184,23 @@ static inline void test_from(sweep_state *st, uint32_t a, vf xa, vf ya, vf za, v
     }
 }
 
-void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t chunk)
+void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t part)
 {
     pleat_frame *f = arg;
     const uint32_t *keys = f->keys;
     const uint32_t reach = f->grid.sweep_reach;
     const vf d2 = vf_set1(f->consts.distance2);
-    uint32_t n = f->m, begin = pleat_chunk_begin(chunk), end = pleat_chunk_end(chunk, n);
+    uint32_t n = f->m, begin = pleat_part_begin(f, part), end = pleat_part_begin(f, part + 1);
     sweep_state st;
     st.f = f;
+    st.part = &f->part[part];
+    st.end = end;
     st.pairs = st.tests = 0;
-    st.out = f->list ? f->list + f->chunks[chunk].pairs : NULL;
+    st.out = f->list ? f->list + f->chunks[part].pairs : NULL;
     st.queued = 0;
+    f->chunks[part].pairs = f->chunks[part].tests = 0;
+    if (begin == end)
+        return;
 
     /* per neighbouring column, the first position at or past its range */
     uint32_t first[PLEAT_NUM_COLUMNS];
@@ -211,6 +220,6 @@ void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t chunk)
         }
     }
     flush(&st);
-    f->chunks[chunk].pairs = st.pairs;
-    f->chunks[chunk].tests = st.tests;
+    f->chunks[part].pairs = st.pairs;
+    f->chunks[part].tests = st.tests;
 }
