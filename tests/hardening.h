@@ -5,6 +5,9 @@
 #ifndef PLEAT_TESTS_HARDENING_H
 #define PLEAT_TESTS_HARDENING_H
 
+#include "reference.h" /* brute_force_pairs */
+#include "scenes.h"    /* pleat_scene_random, pleat_scene_uniform */
+
 #include <pleat.h>
 
 #include <stddef.h>
@@ -23,12 +26,6 @@ typedef struct hz_scene {
 hz_scene hz_cloud(uint32_t n, uint64_t seed, int with_rest, int pinned);
 void hz_scene_free(hz_scene *s);
 
-/* The colliding pairs (i < j ascending, 2 uint32 each, malloc'd; never NULL)
- * by testing every pair of taking-part particles with the contract's float
- * predicate ((dx*dx + dy*dy) + dz*dz) <= d*d and the rest exclusion. */
-uint32_t *hz_brute_pairs(const float *particles, uint32_t count, const pleat_params *params,
-                         size_t *num);
-
 /* CPU context of a forced kernel variant ("" = the best one), or NULL when
  * this build or CPU lacks it (BACKEND_UNAVAILABLE). Fails the test on any
  * other error. Not thread-safe (it sets PLEAT_CPU_ISA for the creation). */
@@ -42,8 +39,5 @@ extern const char *const hz_isas[];
  * (before the start) faults. Release with hz_guard_free. */
 void *hz_guard_alloc(size_t bytes, int front);
 void hz_guard_free(void *p, size_t bytes, int front);
-
-uint64_t hz_random(uint64_t *state);
-float hz_uniform(uint64_t *state); /* [0, 1) */
 
 #endif

@@ -59,7 +59,7 @@ static void check_one(pleat_context *ctx, pleat_context *plain, uint32_t n, int 
     plain_params.rest_positions = sc.rest;
     plain_params.indices = with_indices ? idx : NULL;
     size_t num = 0;
-    uint32_t *ref = hz_brute_pairs(sc.particles, n, &plain_params, &num);
+    uint32_t *ref = brute_force_pairs(sc.particles, n, &plain_params, &num);
     float *expect = malloc(fbytes + 16);
     cr_assert(expect);
     memcpy(expect, sc.particles, fbytes);

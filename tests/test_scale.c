@@ -43,9 +43,9 @@ static void make_sheet(float *p, float *rest)
                 float *q = p + 4 * k;
                 /* accordion: odd layers run backwards, so the fold joins them */
                 uint32_t x = l % 2 ? SIDE - 1 - i : i;
-                q[0] = (float)x + 0.3f * (hz_uniform(&rng) - 0.5f);
-                q[1] = (float)j + 0.3f * (hz_uniform(&rng) - 0.5f);
-                q[2] = 0.6f * (float)l + 0.1f * (hz_uniform(&rng) - 0.5f);
+                q[0] = (float)x + 0.3f * (pleat_scene_uniform(&rng) - 0.5f);
+                q[1] = (float)j + 0.3f * (pleat_scene_uniform(&rng) - 0.5f);
+                q[2] = 0.6f * (float)l + 0.1f * (pleat_scene_uniform(&rng) - 0.5f);
                 q[3] = k % 7 == 0 ? 0.0f : 1.0f;
                 /* the unfolded sheet, 0.85 apart: mesh neighbours are closer
                  * than the distance at rest and never collide */
