@@ -1,9 +1,11 @@
 /* The CPU backend's stages and the state one call passes between them.
  * Flow: check indices -> check + bounds -> keys -> radix sort -> gather ->
- * sweep (count, list or correct) -> apply. Every stage except the index check
- * runs as fixed-size chunks on the context's pool (chunking never depends on
- * the thread count); nothing is written to the caller's arrays before apply.
- * The kernels of the hot stages come from the context's ISA table. */
+ * sweep (count, list or correct) -> settle -> apply. Every stage but the
+ * index check runs on the context's pool: most as fixed-size chunks, the
+ * sort and the sweep as one part per thread (their results cannot depend on
+ * the split: a stable sort has one result, sums are integers). Nothing is
+ * written to the caller's arrays before apply. The kernels of the hot stages
+ * come from the context's ISA table. */
 #ifndef PLEAT_CPU_CPU_H
 #define PLEAT_CPU_CPU_H
 
