@@ -29,11 +29,8 @@ static void fail(const char *scene, const char *what)
 
 static pleat_context *make_context(pleat_backend backend, int threads)
 {
-    pleat_context_desc d = pleat_default_context_desc();
-    d.backend = backend;
-    d.cpu_threads = threads;
-    pleat_context *ctx = NULL;
-    pleat_status s = pleat_context_create(&d, &ctx);
+    pleat_status s;
+    pleat_context *ctx = reference_context(backend, NULL, threads, &s);
     if (s == PLEAT_ERROR_BACKEND_UNAVAILABLE) {
         printf("skipped: %s\n", pleat_status_string(s));
         exit(77);

@@ -31,10 +31,8 @@ static void expect(int ok, const char *what, const char *scene)
 
 static pleat_context *make(pleat_backend backend)
 {
-    pleat_context_desc d = pleat_default_context_desc();
-    d.backend = backend;
-    pleat_context *ctx = NULL;
-    pleat_status s = pleat_context_create(&d, &ctx);
+    pleat_status s;
+    pleat_context *ctx = reference_context(backend, NULL, 0, &s);
     if (backend == PLEAT_BACKEND_CUDA && s == PLEAT_ERROR_BACKEND_UNAVAILABLE) {
         printf("skipped: no CUDA device\n");
         exit(77);

@@ -46,16 +46,8 @@ void hz_scene_free(hz_scene *s)
 
 pleat_context *hz_context(const char *isa, int threads)
 {
-    if (isa && *isa)
-        setenv("PLEAT_CPU_ISA", isa, 1);
-    else
-        unsetenv("PLEAT_CPU_ISA");
-    pleat_context_desc d = pleat_default_context_desc();
-    d.backend = PLEAT_BACKEND_CPU;
-    d.cpu_threads = threads;
-    pleat_context *ctx = NULL;
-    pleat_status s = pleat_context_create(&d, &ctx);
-    unsetenv("PLEAT_CPU_ISA");
+    pleat_status s;
+    pleat_context *ctx = reference_context(PLEAT_BACKEND_CPU, isa ? isa : "", threads, &s);
     if (s == PLEAT_ERROR_BACKEND_UNAVAILABLE)
         return NULL;
     cr_assert_eq(s, PLEAT_OK, "context %s/%d: %s", isa, threads, pleat_status_string(s));

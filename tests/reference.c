@@ -263,3 +263,25 @@ double reference_tolerance(double ref, uint32_t pairs_of_particle, float distanc
     double ulp = nextafterf((float)fabs(ref), INFINITY) - (float)fabs(ref);
     return ulp + pairs_of_particle * (double)distance * 0x1p-19;
 }
+
+pleat_context *reference_context(pleat_backend backend, const char *isa, int threads,
+                                 pleat_status *status)
+{
+    const char *was = getenv("PLEAT_CPU_ISA");
+    char *saved = was ? strdup(was) : NULL;
+    if (isa && *isa)
+        setenv("PLEAT_CPU_ISA", isa, 1);
+    else if (isa)
+        unsetenv("PLEAT_CPU_ISA");
+    pleat_context_desc d = pleat_default_context_desc();
+    d.backend = backend;
+    d.cpu_threads = threads;
+    pleat_context *ctx = NULL;
+    *status = pleat_context_create(&d, &ctx);
+    if (isa && saved)
+        setenv("PLEAT_CPU_ISA", saved, 1);
+    else if (isa)
+        unsetenv("PLEAT_CPU_ISA");
+    free(saved);
+    return *status == PLEAT_OK ? ctx : NULL;
+}

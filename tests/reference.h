@@ -57,6 +57,14 @@ uint64_t hash_bytes(const void *data, size_t bytes);
 
 float *copy_floats(const float *src, size_t n);
 
+/* A context on `backend` with `threads` CPU threads (0: one per core). isa
+ * NULL leaves PLEAT_CPU_ISA as the environment has it; "" creates the context
+ * with the library's own choice; a name forces that CPU variant. The
+ * environment is restored afterwards. *status gets the creation status; the
+ * context is NULL unless it is PLEAT_OK. */
+pleat_context *reference_context(pleat_backend backend, const char *isa, int threads,
+                                 pleat_status *status);
+
 /* Error budget of one corrected coordinate against the double reference:
  * each pair's float correction is off by a few float roundings of a value
  * below the distance (bounded by d * 2^-19 with room) plus a fixed-point

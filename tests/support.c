@@ -32,11 +32,8 @@ uint32_t *pleat_pairs(pleat_context *ctx, const float *particles, uint32_t count
 
 pleat_context *cpu_context(int threads)
 {
-    pleat_context_desc desc = pleat_default_context_desc();
-    desc.backend = PLEAT_BACKEND_CPU;
-    desc.cpu_threads = threads;
-    pleat_context *ctx = NULL;
-    pleat_status s = pleat_context_create(&desc, &ctx);
+    pleat_status s;
+    pleat_context *ctx = reference_context(PLEAT_BACKEND_CPU, NULL, threads, &s);
     cr_assert_eq(s, PLEAT_OK, "context: %s", pleat_status_string(s));
     return ctx;
 }

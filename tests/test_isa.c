@@ -16,9 +16,9 @@ typedef struct result {
 
 static result run(const char *isa, int threads, const scene *s, const pleat_params *p)
 {
-    setenv("PLEAT_CPU_ISA", isa, 1);
-    pleat_context *ctx = cpu_context(threads);
-    unsetenv("PLEAT_CPU_ISA");
+    pleat_status made;
+    pleat_context *ctx = reference_context(PLEAT_BACKEND_CPU, isa, threads, &made);
+    cr_assert_eq(made, PLEAT_OK, "%s: %s", isa, pleat_status_string(made));
     cr_assert(strstr(pleat_context_describe(ctx), isa), "%s", pleat_context_describe(ctx));
     result r;
     size_t num;
