@@ -1,5 +1,7 @@
-/* libFuzzer harness: pleat_self_collide (see fuzz_common.c for the input
- * format and the checks). */
+/* The libFuzzer entry points, compiled once per harness with
+ * PLEAT_FUZZ_TARGET naming its checker: fz_collide (pleat_self_collide) or
+ * fz_pairs (pleat_find_pairs). See fuzz_common.c for the input format and
+ * the checks. */
 #include "fuzz_common.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -15,6 +17,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    fz_collide(data, size);
+    PLEAT_FUZZ_TARGET(data, size);
     return 0;
 }
