@@ -158,29 +158,66 @@ static void flush(sweep_state *st)
     st->queued = 0;
 }
 
-/* Tests a against the candidates from sorted position b on whose keys are
- * below `end_key` (the end of the column's key range), W at a time, and
- * queues the close ones. The key compare, not a second cursor, ends the
- * range; the padding keys (UINT32_MAX) end it at the last particle. */
-static inline void test_from(sweep_state *st, uint32_t a, vf xa, vf ya, vf za, vf d2, uint32_t b,
-                             uint32_t end_key)
+/* The particles a sweep step takes: up to W consecutive sorted particles of
+ * one column, one per lane, with each lane's key range in its own column as
+ * [lo, lo + width) (width 0 for a lane past the block). */
+typedef struct block {
+    uint32_t base, count;
+    uint32_t lo_first, hi_last; /* the union of the lanes' ranges */
+    vu lo, width;
+    vf x, y, z;
+} block;
+
+static inline void block_setup(const pleat_frame *f, uint32_t base, uint32_t end, block *blk)
+{
+    const uint32_t *keys = f->keys;
+    /* the next column's first key; hash1 <= 254, so this cannot wrap */
+    uint32_t column_end = (keys[base] | PLEAT_KEY_SWEEP_MASK) + 1u;
+    unsigned live = vu_lt(vu_load(keys + base), vu_set1(column_end)) & pleat_first_lanes(end - base);
+    uint32_t lo[PLEAT_W], width[PLEAT_W], hi = 0;
+    blk->count = (uint32_t)__builtin_popcount(live); /* sorted: the live lanes are a prefix */
+    for (uint32_t l = 0; l < PLEAT_W; ++l) {
+        lo[l] = width[l] = 0;
+        if (l < blk->count) {
+            pleat_key_range(keys[base + l], f->grid.sweep_reach, &lo[l], &hi);
+            width[l] = hi - lo[l];
+        }
+    }
+    blk->base = base;
+    blk->lo_first = lo[0];
+    blk->hi_last = hi;
+    blk->lo = vu_load(lo);
+    blk->width = vu_load(width);
+    blk->x = vf_load(f->x + base);
+    blk->y = vf_load(f->y + base);
+    blk->z = vf_load(f->z + base);
+}
+
+/* Tests the block against candidates b = from, from + 1, ... while their key
+ * is below `end_key` (the end of the union of the lanes' ranges in a column
+ * `off` away). A lane takes a candidate only inside its own range and, in
+ * the block's own column (own = 1), only after itself. Close pairs are
+ * queued. The padding keys (UINT32_MAX) end every column at the last
+ * particle. */
+static inline void test_column(sweep_state *st, const block *blk, uint32_t from, uint32_t end_key,
+                               uint32_t off, int own, vf d2)
 {
     const pleat_frame *f = st->f;
-    const vu limit = vu_set1(end_key);
-    for (;; b += PLEAT_W) {
+    const vu lo = vu_add(blk->lo, vu_set1(off));
+    for (uint32_t b = from; f->keys[b] < end_key; ++b) {
         if (st->queued > QUEUE - PLEAT_W)
             flush(st);
-        unsigned in_range = vu_lt(vu_load(f->keys + b), limit);
-        vf dx = vf_sub(vf_load(f->x + b), xa);
-        vf dy = vf_sub(vf_load(f->y + b), ya);
-        vf dz = vf_sub(vf_load(f->z + b), za);
+        unsigned in_range = vu_lt(vu_sub(vu_set1(f->keys[b]), lo), blk->width);
+        if (own)
+            in_range &= pleat_first_lanes(b - blk->base);
+        vf dx = vf_sub(vf_set1(f->x[b]), blk->x);
+        vf dy = vf_sub(vf_set1(f->y[b]), blk->y);
+        vf dz = vf_sub(vf_set1(f->z[b]), blk->z);
         unsigned close = vf_le(vf_length2(dx, dy, dz), d2) & in_range;
         uint32_t at = st->queued;
-        vu_store(st->qa + at, vu_set1(a));
-        st->queued = at + pleat_compress_lanes(b, close, st->qb + at);
+        vu_store(st->qb + at, vu_set1(b));
+        st->queued = at + pleat_compress_lanes(blk->base, close, st->qa + at);
         st->tests += (unsigned)__builtin_popcount(in_range);
-        if (in_range != PLEAT_ALL_LANES)
-            return;
     }
 }
 
@@ -188,7 +225,6 @@ void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t part)
 {
     pleat_frame *f = arg;
     const uint32_t *keys = f->keys;
-    const uint32_t reach = f->grid.sweep_reach;
     const vf d2 = vf_set1(f->consts.distance2);
     uint32_t n = f->m, begin = pleat_part_begin(f, part), end = pleat_part_begin(f, part + 1);
     sweep_state st;
@@ -202,21 +238,22 @@ void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t part)
     if (begin == end)
         return;
 
-    /* per neighbouring column, the first position at or past its range */
+    /* per neighbouring column, the first position at or past the range of
+     * the block's first lane: it only moves forward */
     uint32_t first[PLEAT_NUM_COLUMNS];
     uint32_t lo, hi;
-    pleat_key_range(keys[begin], reach, &lo, &hi);
+    pleat_key_range(keys[begin], f->grid.sweep_reach, &lo, &hi);
     for (int c = 1; c < PLEAT_NUM_COLUMNS; ++c)
         first[c] = pleat_lower_bound(keys, n, lo + pleat_column_offset(c));
 
-    for (uint32_t a = begin; a < end; ++a) {
-        pleat_key_range(keys[a], reach, &lo, &hi);
-        const vf xa = vf_set1(f->x[a]), ya = vf_set1(f->y[a]), za = vf_set1(f->z[a]);
-        test_from(&st, a, xa, ya, za, d2, a + 1, hi); /* own column: later particles */
+    block blk;
+    for (uint32_t base = begin; base < end; base += blk.count) {
+        block_setup(f, base, end, &blk);
+        test_column(&st, &blk, base + 1, blk.hi_last, 0, 1, d2);
         for (int c = 1; c < PLEAT_NUM_COLUMNS; ++c) {
             uint32_t off = pleat_column_offset(c);
-            first[c] = advance(keys, first[c], lo + off);
-            test_from(&st, a, xa, ya, za, d2, first[c], hi + off);
+            first[c] = advance(keys, first[c], blk.lo_first + off);
+            test_column(&st, &blk, first[c], blk.hi_last + off, off, 0, d2);
         }
     }
     flush(&st);
