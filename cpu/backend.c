@@ -16,9 +16,9 @@
 typedef struct pleat_cpu {
     pleat_pool *pool;
     const pleat_kernels *kern;
-    /* Scratch, at most 60 bytes per taking-part particle: sort_a and sort_b
+    /* Scratch, at most 64 bytes per taking-part particle: sort_a and sort_b
      * (8 + 8; after the sort one holds keys + order, the other the x sums),
-     * pos (16), rest (12, only with rest positions), acc_yz (16). Plus a bit
+     * pos (16), rest (16, only with rest positions), acc_yz (16). Plus a bit
      * per particle for index checks and the pair lists of find_pairs. */
     pleat_buffer seen, chunks, radix, sort_a, sort_b, pos, rest, acc_yz, list_a, list_b;
     pleat_part part[PLEAT_MAX_CPU_THREADS]; /* the sweep's queues, kept between calls */
@@ -36,24 +36,17 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f)
         {&cpu->sort_a, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->sort_b, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->pos, m + PLEAT_PAD, 4 * sizeof(float)},
-        {&cpu->rest, f->rest ? m + PLEAT_PAD : 0, 3 * sizeof(float)},
+        {&cpu->rest, f->rest ? m + PLEAT_PAD : 0, 4 * sizeof(float)},
     };
     for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i) {
         pleat_status s = pleat_buffer_reserve(need[i].buf, need[i].count, need[i].size);
         if (s != PLEAT_OK)
             return s;
     }
-    float *pos = cpu->pos.data, *rest = cpu->rest.data;
-    size_t stride = m + PLEAT_PAD;
     f->chunks = cpu->chunks.data;
     f->packed = cpu->sort_a.data;
-    f->x = pos;
-    f->y = pos + stride;
-    f->z = pos + 2 * stride;
-    f->w = pos + 3 * stride;
-    f->rx = f->rest ? rest : NULL;
-    f->ry = f->rest ? rest + stride : NULL;
-    f->rz = f->rest ? rest + 2 * stride : NULL;
+    f->pos = cpu->pos.data;
+    f->rest4 = f->rest ? cpu->rest.data : NULL;
     return PLEAT_OK;
 }
 

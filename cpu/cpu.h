@@ -65,8 +65,8 @@ typedef struct pleat_frame {
     uint64_t *packed;        /* key << 32 | particle, m entries, then sorted */
     /* sorted by key, m entries each plus PLEAT_PAD */
     uint32_t *keys, *order;
-    float *x, *y, *z, *w;
-    float *rx, *ry, *rz;     /* NULL without rest positions */
+    float *pos;              /* {x, y, z, w} per particle */
+    float *rest4;            /* {x, y, z, rest w} per particle; NULL without rest positions */
     int64_t *acc_x, *acc_y, *acc_z; /* fixed-point sums per sorted particle */
     uint64_t *list;          /* LIST: i << 32 | j, at each chunk's offset */
 

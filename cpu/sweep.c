@@ -53,31 +53,21 @@ static inline uint32_t advance(const uint32_t *keys, uint32_t p, uint32_t target
     }
 }
 
-/* a is in the part being swept; b sorts later, most often in the same part */
+/* Adds one pair's corrections: a is in the part being swept; b sorts later,
+ * most often in the same part. */
 static inline void add_pair(const sweep_state *st, uint32_t a, uint32_t b, const int64_t ci[3],
                             const int64_t cj[3])
 {
-    const pleat_frame *f = st->f;
-    f->acc_x[a] += ci[0];
-    f->acc_y[a] += ci[1];
-    f->acc_z[a] += ci[2];
+    int64_t *const acc[3] = {st->f->acc_x, st->f->acc_y, st->f->acc_z};
+    for (int c = 0; c < 3; ++c)
+        acc[c][a] += ci[c];
     if (b < st->end) {
-        f->acc_x[b] -= cj[0];
-        f->acc_y[b] -= cj[1];
-        f->acc_z[b] -= cj[2];
+        for (int c = 0; c < 3; ++c)
+            acc[c][b] -= cj[c];
     } else {
         const int64_t owed[3] = {-cj[0], -cj[1], -cj[2]};
         pleat_cpu_owe(st->part, b, owed);
     }
-}
-
-static inline vf length2_of(const float *x, const float *y, const float *z, const uint32_t *a,
-                            const uint32_t *b)
-{
-    vf dx = vf_sub(vf_gather(x, b), vf_gather(x, a));
-    vf dy = vf_sub(vf_gather(y, b), vf_gather(y, a));
-    vf dz = vf_sub(vf_gather(z, b), vf_gather(z, a));
-    return vf_length2(dx, dy, dz);
 }
 
 /* pleat_pair_correction() on W pairs (lanes in `live`). Coincident lanes give
@@ -88,9 +78,11 @@ static void correct_batch(const sweep_state *st, const uint32_t *a, const uint32
 {
     const pleat_frame *f = st->f;
     const pleat_pair_consts *k = &f->consts;
-    vf d[3] = {vf_sub(vf_gather(f->x, b), vf_gather(f->x, a)), vf_sub(vf_gather(f->y, b), vf_gather(f->y, a)),
-               vf_sub(vf_gather(f->z, b), vf_gather(f->z, a))};
-    vf wi = vf_gather(f->w, a), wj = vf_gather(f->w, b);
+    vf pa[4], pb[4];
+    vf_gather4(f->pos, a, pa);
+    vf_gather4(f->pos, b, pb);
+    vf d[3] = {vf_sub(pb[0], pa[0]), vf_sub(pb[1], pa[1]), vf_sub(pb[2], pa[2])};
+    vf wi = pa[3], wj = pb[3];
 
     vf big = vf_max(vf_max(vf_abs(d[0]), vf_abs(d[1])), vf_abs(d[2]));
     vu field = vu_srl(vf_bits(big), 23); /* biased exponent of big */
@@ -122,9 +114,9 @@ static void correct_batch(const sweep_state *st, const uint32_t *a, const uint32
                 sj[a3] = (int32_t)cj[a3][lane];
             }
         } else {
-            uint32_t ia = a[lane], ib = b[lane];
-            pleat_pair_correction(f->x[ib] - f->x[ia], f->y[ib] - f->y[ia], f->z[ib] - f->z[ia],
-                                  f->w[ia], f->w[ib], k, si, sj);
+            const float *pi = f->pos + 4 * (size_t)a[lane], *pj = f->pos + 4 * (size_t)b[lane];
+            pleat_pair_correction(pj[0] - pi[0], pj[1] - pi[1], pj[2] - pi[2], pi[3], pj[3], k, si,
+                                  sj);
         }
         add_pair(st, a[lane], b[lane], si, sj);
     }
@@ -142,8 +134,13 @@ static void flush(sweep_state *st)
             for (unsigned l = st->queued - i; l < PLEAT_W; ++l)
                 st->qa[i + l] = st->qb[i + l] = 0;
         }
-        if (f->rx) /* pairs this close at rest never collide */
-            live &= ~vf_lt_mask(length2_of(f->rx, f->ry, f->rz, a, b), d2);
+        if (f->rest4) { /* pairs this close at rest never collide */
+            vf ra[4], rb[4];
+            vf_gather4(f->rest4, a, ra);
+            vf_gather4(f->rest4, b, rb);
+            vf dist2 = vf_length2(vf_sub(rb[0], ra[0]), vf_sub(rb[1], ra[1]), vf_sub(rb[2], ra[2]));
+            live &= ~vf_lt_mask(dist2, d2);
+        }
         st->pairs += (unsigned)__builtin_popcount(live);
         if (f->mode == PLEAT_SWEEP_CORRECT) {
             correct_batch(st, a, b, live);
@@ -188,9 +185,11 @@ static inline void block_setup(const pleat_frame *f, uint32_t base, uint32_t end
     blk->hi_last = hi;
     blk->lo = vu_load(lo);
     blk->width = vu_load(width);
-    blk->x = vf_load(f->x + base);
-    blk->y = vf_load(f->y + base);
-    blk->z = vf_load(f->z + base);
+    vf p[4];
+    vf_load4(f->pos + 4 * (size_t)base, p);
+    blk->x = p[0];
+    blk->y = p[1];
+    blk->z = p[2];
 }
 
 /* Tests the block against candidates b = from, from + 1, ... while their key
@@ -202,23 +201,31 @@ static inline void block_setup(const pleat_frame *f, uint32_t base, uint32_t end
 static inline void test_column(sweep_state *st, const block *blk, uint32_t from, uint32_t end_key,
                                uint32_t off, int own, vf d2)
 {
-    const pleat_frame *f = st->f;
+    const uint32_t *keys = st->f->keys;
+    const float *pos = st->f->pos;
     const vu lo = vu_add(blk->lo, vu_set1(off));
-    for (uint32_t b = from; f->keys[b] < end_key; ++b) {
-        if (st->queued > QUEUE - PLEAT_W)
+    uint32_t queued = st->queued;
+    uint64_t tests = 0;
+    for (uint32_t b = from; keys[b] < end_key; ++b) {
+        if (queued > QUEUE - PLEAT_W) {
+            st->queued = queued;
             flush(st);
-        unsigned in_range = vu_lt(vu_sub(vu_set1(f->keys[b]), lo), blk->width);
+            queued = 0;
+        }
+        unsigned in_range = vu_lt(vu_sub(vu_set1(keys[b]), lo), blk->width);
         if (own)
             in_range &= pleat_first_lanes(b - blk->base);
-        vf dx = vf_sub(vf_set1(f->x[b]), blk->x);
-        vf dy = vf_sub(vf_set1(f->y[b]), blk->y);
-        vf dz = vf_sub(vf_set1(f->z[b]), blk->z);
+        const float *p = pos + 4 * (size_t)b;
+        vf dx = vf_sub(vf_set1(p[0]), blk->x);
+        vf dy = vf_sub(vf_set1(p[1]), blk->y);
+        vf dz = vf_sub(vf_set1(p[2]), blk->z);
         unsigned close = vf_le(vf_length2(dx, dy, dz), d2) & in_range;
-        uint32_t at = st->queued;
-        vu_store(st->qb + at, vu_set1(b));
-        st->queued = at + pleat_compress_lanes(blk->base, close, st->qa + at);
-        st->tests += (unsigned)__builtin_popcount(in_range);
+        vu_store(st->qb + queued, vu_set1(b));
+        queued += pleat_compress_lanes(blk->base, close, st->qa + queued);
+        tests += (unsigned)__builtin_popcount(in_range);
     }
+    st->queued = queued;
+    st->tests += tests;
 }
 
 void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t part)
