@@ -1,4 +1,4 @@
-/* LSD radix sort of 64-bit keys, 8-bit digits, stable, split over the pool.
+/* LSD radix sort of 64-bit keys, 11-bit digits, stable, split over the pool.
  * Grid keys are sorted as key << 32 | particle (only the high 32 bits are
  * digits, the particle rides along); pair lists as i << 32 | j (all 64 bits).
  * A stable sort has one result, so the split cannot change it. */
@@ -13,7 +13,8 @@
 /* Scratch the sort needs for a pool of `threads` threads, in bytes. */
 size_t pleat_radix_scratch(int threads);
 
-/* Sorts keys[0..n) by bits [lo_bit, hi_bit) (multiples of 8), stably; a
+/* Sorts keys[0..n) by bits [lo_bit, hi_bit) (0 <= lo_bit < hi_bit <= 64),
+ * stably; a
  * digit that is the same for every key costs no pass. tmp holds n entries,
  * scratch pleat_radix_scratch(threads of pool) bytes. Returns the array that
  * holds the result: keys or tmp. */
