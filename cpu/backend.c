@@ -24,7 +24,8 @@ typedef struct pleat_cpu {
     pleat_part part[PLEAT_MAX_CPU_THREADS]; /* the sweep's queues, kept between calls */
 } pleat_cpu;
 
-static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f)
+/* sums: the call corrects, so it needs the fixed-point sums */
+static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
 {
     size_t m = f->m;
     struct {
@@ -37,6 +38,7 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f)
         {&cpu->sort_b, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->pos, m + PLEAT_PAD, 4 * sizeof(float)},
         {&cpu->rest, f->rest ? m + PLEAT_PAD : 0, 4 * sizeof(float)},
+        {&cpu->acc_yz, sums ? m : 0, 2 * sizeof(int64_t)},
     };
     for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i) {
         pleat_status s = pleat_buffer_reserve(need[i].buf, need[i].count, need[i].size);
@@ -47,6 +49,8 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f)
     f->packed = cpu->sort_a.data;
     f->pos = cpu->pos.data;
     f->rest4 = f->rest ? cpu->rest.data : NULL;
+    f->acc_y = sums ? cpu->acc_yz.data : NULL; /* the gather zeroes them */
+    f->acc_z = sums ? f->acc_y + m : NULL;
     return PLEAT_OK;
 }
 
@@ -69,7 +73,7 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
         if (s != PLEAT_OK)
             return s;
     }
-    if ((s = reserve_particles(cpu, f)) != PLEAT_OK)
+    if ((s = reserve_particles(cpu, f, job->kind == PLEAT_JOB_COLLIDE)) != PLEAT_OK)
         return s;
     if ((s = pleat_cpu_bounds(f, cpu->pool, cpu->kern)) != PLEAT_OK)
         return s;
@@ -118,15 +122,7 @@ static pleat_status sweep(pleat_cpu *cpu, pleat_frame *f, pleat_sweep_mode mode,
 
 static pleat_status collide(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, double *mark)
 {
-    pleat_status s = pleat_buffer_reserve(&cpu->acc_yz, f->m, 2 * sizeof(int64_t));
-    if (s != PLEAT_OK)
-        return s;
-    /* the x sums reuse the sorted keys, which the gather has consumed */
-    f->acc_x = (int64_t *)f->packed;
-    f->acc_y = cpu->acc_yz.data;
-    f->acc_z = f->acc_y + f->m;
-    memset(f->acc_x, 0, (size_t)f->m * sizeof(int64_t));
-    memset(f->acc_y, 0, (size_t)f->m * 2 * sizeof(int64_t));
+    pleat_status s;
     if ((s = sweep(cpu, f, PLEAT_SWEEP_CORRECT, job, mark)) != PLEAT_OK)
         return s;
     f->out = job->particles;

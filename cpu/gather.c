@@ -1,6 +1,7 @@
 /* End of the sort stage: lay the particles (and rest positions) out in key
  * order, 16 bytes each, so the sweep reads candidates contiguously, then pad
- * the arrays (see PLEAT_PAD). Memory-bound and the same for every ISA. */
+ * the arrays (see PLEAT_PAD). A call that corrects gets its fixed-point sums
+ * zeroed here too, saving a pass. Memory-bound and the same for every ISA. */
 #include "cpu.h"
 
 #include <stdint.h>
@@ -17,9 +18,10 @@ static void gather_task(void *arg, uint32_t chunk)
     const float *particles = f->particles, *rest = f->rest;
     uint32_t *restrict keys = f->keys, *restrict order = f->order;
     float *restrict pos = f->pos, *restrict rest4 = f->rest4;
-    uint32_t end = pleat_chunk_end(chunk, f->m), m = f->m;
+    int64_t *acc_x = f->acc_x, *restrict acc_y = f->acc_y, *restrict acc_z = f->acc_z;
+    uint32_t end = pleat_chunk_end(chunk, f->m);
     for (uint32_t s = pleat_chunk_begin(chunk); s < end; ++s) {
-        if (s + AHEAD < m) {
+        if (s + AHEAD < end) { /* not past the chunk: the next one's thread zeroes it */
             size_t ahead = (uint32_t)packed[s + AHEAD];
             __builtin_prefetch(particles + 4 * ahead);
             if (rest)
@@ -32,12 +34,16 @@ static void gather_task(void *arg, uint32_t chunk)
         memcpy(pos + 4 * (size_t)s, particles + 4 * (size_t)i, 4 * sizeof(float));
         if (rest)
             memcpy(rest4 + 4 * (size_t)s, rest + 4 * (size_t)i, 4 * sizeof(float));
+        if (acc_y) /* packed[s] is read: its slot becomes the x sum */
+            acc_x[s] = acc_y[s] = acc_z[s] = 0;
     }
 }
 
 void pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted)
 {
     f->packed = sorted;
+    /* the x sums reuse the sorted keys, consumed here */
+    f->acc_x = f->acc_y ? (int64_t *)sorted : NULL;
     pleat_pool_run(pool, pleat_chunks(f->m), gather_task, f);
     size_t m = f->m;
     for (size_t s = m; s < m + PLEAT_PAD; ++s) {
