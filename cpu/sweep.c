@@ -5,20 +5,28 @@
  * Particles are walked in key order, one part (a contiguous run of sorted
  * particles) per thread, so each part writes the sums of its own particles
  * and queues the rare corrections owed to a later part (cpu/settle.c). Each
- * particle tests its own
- * column (only later particles) and 4 neighbouring columns whose keys are all
- * larger, so every pair is met once. The key range of a column only moves
- * forward as the keys grow, so per neighbouring column a cursor to its first
- * candidate is advanced instead of searched (a part starts it with a binary
- * search); the range ends where the keys pass its end, found by the same
- * W-wide compare that tests the distances (simd.h), so no branch is taken
- * per candidate.
+ * particle tests its own column (only later particles) and 4 neighbouring
+ * columns whose keys are all larger, so every pair is met once.
+ *
+ * The sweep takes a block of up to W consecutive particles of one column at
+ * a time, one per lane (the CUDA sweep does the same with a warp). Per
+ * column it walks the union of the lanes' key ranges and tests each
+ * candidate, broadcast, against every lane; a lane keeps its own range (and
+ * in its own column takes only later particles), so the tests are exactly
+ * those of one particle at a time, but a column costs one cursor advance
+ * and one loop exit per block instead of per particle. The block's first
+ * lane's range only moves forward as the keys grow, so per neighbouring
+ * column a cursor is advanced instead of searched (a part starts it with a
+ * binary search).
  *
  * Close pairs are queued, then finished in batches of W: the rest rule, then
  * the count, the list entry or the correction. The batch computes the
  * correction with the very operations of pleat_pair_correction() (core/pair.h,
  * also used by CUDA), lane by lane, so every ISA gives the same bits; a lane
  * whose exponent is out of the fast range goes through that function itself.
+ * (Finishing each candidate against the block's lanes instead, without the
+ * queue, was measured slower: the square root and division then run W wide
+ * for one or two close lanes.)
  */
 #include "cpu.h"
 #include "simd.h"
