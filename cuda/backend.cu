@@ -25,9 +25,16 @@ struct device_buffer {
 typedef struct pleat_cuda {
     int device;
     cudaStream_t stream;          /* for host-pointer calls */
-    cudaStream_t last_stream;     /* of the last device-pointer call */
+    cudaStream_t last_stream;     /* of the last device-pointer call that queued work */
+    /* recorded after each call's work: calls share the scratch, so a call
+     * on another stream waits for it (see order_after_last) */
+    cudaEvent_t done;
+    int queued;                   /* done has been recorded */
     pleat_cuda_counters *host;    /* pinned */
-    device_buffer counters, grid, bounds, seen, keys, order, keys_in, order_in, pos, rest, acc;
+    /* counters: host-pointer calls; device_counters: device-pointer calls,
+     * kept apart so pleat_context_device_status() reads the last device call */
+    device_buffer counters, device_counters;
+    device_buffer grid, bounds, seen, keys, order, keys_in, order_in, pos, rest, acc;
     device_buffer temp, list, list_tmp;
     /* host-pointer calls: staging copies of the caller's arrays */
     device_buffer in_particles, in_indices, in_rest;
@@ -72,15 +79,16 @@ static pleat_status flags_status(unsigned flags)
     return PLEAT_OK;
 }
 
-/* Reserves the scratch of a call on m taking-part particles out of count. */
-static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f)
+/* Reserves the scratch of a call on m taking-part particles out of count;
+ * `counters` is the context's buffer for this kind of call. */
+static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_buffer *counters)
 {
     size_t m = f->m;
     struct {
         device_buffer *buf;
         size_t count, size;
     } need[] = {
-        {&cu->counters, 1, sizeof(pleat_cuda_counters)},
+        {counters, 1, sizeof(pleat_cuda_counters)},
         {&cu->grid, 1, sizeof(pleat_grid)},
         {&cu->bounds, PLEAT_CUDA_MAX_BLOCKS, 6 * sizeof(float)},
         {&cu->seen, f->indices ? ((size_t)f->count + 31) / 32 : 0, sizeof(unsigned)},
@@ -99,7 +107,7 @@ static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f)
             return s;
     }
     float *pos = (float *)cu->pos.data, *rest = (float *)cu->rest.data;
-    f->counters = (pleat_cuda_counters *)cu->counters.data;
+    f->counters = (pleat_cuda_counters *)counters->data;
     f->grid = (pleat_grid *)cu->grid.data;
     f->block_bounds = (float *)cu->bounds.data;
     f->seen = (unsigned *)cu->seen.data;
@@ -148,12 +156,35 @@ static void lap(laps *l, double *total)
     pleat_lap(1, &l->mark, total);
 }
 
+static int capturing(cudaStream_t s)
+{
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    return cudaStreamIsCapturing(s, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone;
+}
+
+/* Calls share the context's scratch: a call on stream s first waits for the
+ * work the last device-pointer call queued, which may be on another stream
+ * and still running. Not while s is being captured (a graph cannot wait on
+ * an event recorded outside it): then the calls must share the stream. */
+static void order_after_last(pleat_cuda *cu, cudaStream_t s)
+{
+    if (cu->queued && !capturing(s))
+        cudaStreamWaitEvent(s, cu->done, 0);
+}
+
+/* Marks the end of a device-pointer call's work on s for order_after_last. */
+static void mark_done(pleat_cuda *cu, cudaStream_t s)
+{
+    if (!capturing(s) && cudaEventRecord(cu->done, s) == cudaSuccess)
+        cu->queued = 1;
+}
+
 /* Queues every stage up to the sweep (checks, keys, sort, gather). */
 static cudaError_t queue_prepare(pleat_cuda *cu, const pleat_cuda_frame &f, laps *l)
 {
     cudaStream_t s = l->stream;
     cudaMemsetAsync(f.counters, 0, sizeof *f.counters, s);
-    if (f.indices)
+    if (f.indices && f.count > 0)
         cudaMemsetAsync(f.seen, 0, ((size_t)f.count + 31) / 32 * sizeof(unsigned), s);
     if (f.m == 0)
         return cudaGetLastError();
@@ -168,9 +199,10 @@ static cudaError_t queue_prepare(pleat_cuda *cu, const pleat_cuda_frame &f, laps
 }
 
 /* The whole self-collision on device memory, queued on l->stream. */
-static pleat_status queue_collide(pleat_cuda *cu, pleat_cuda_frame *f, laps *l)
+static pleat_status queue_collide(pleat_cuda *cu, pleat_cuda_frame *f, device_buffer *counters,
+                                  laps *l)
 {
-    pleat_status st = reserve_frame(cu, f);
+    pleat_status st = reserve_frame(cu, f, counters);
     if (st != PLEAT_OK)
         return st;
     f->mode = PLEAT_CUDA_CORRECT;
@@ -209,19 +241,22 @@ static pleat_status copy_in(pleat_cuda *cu, const pleat_job *job, pleat_cuda_fra
     if (st != PLEAT_OK)
         return st;
     cudaStream_t s = cu->stream;
-    if (job->count)
+    uint32_t m = p->indices ? p->num_indices : job->count;
+    if (m > 0) /* with no particle taking part, nothing is read (as on the CPU) */
         cudaMemcpyAsync(cu->in_particles.data, job->particles,
                         (size_t)job->count * 4 * sizeof(float), cudaMemcpyHostToDevice, s);
     if (n_idx)
         cudaMemcpyAsync(cu->in_indices.data, p->indices, n_idx * sizeof(uint32_t),
                         cudaMemcpyHostToDevice, s);
-    if (p->rest_positions && job->count)
+    if (p->rest_positions && m > 0)
         cudaMemcpyAsync(cu->in_rest.data, p->rest_positions,
                         (size_t)job->count * 4 * sizeof(float), cudaMemcpyHostToDevice, s);
     pleat_params dp = *p;
     dp.indices = p->indices ? (const uint32_t *)cu->in_indices.data : NULL;
     dp.rest_positions = p->rest_positions ? (const float *)cu->in_rest.data : NULL;
     *f = make_frame((const float *)cu->in_particles.data, job->count, &dp);
+    /* an empty index list may have no device copy: it is still a subset */
+    f->m = m;
     f->out = (float *)cu->in_particles.data;
     return status_of(cudaGetLastError());
 }
@@ -233,7 +268,9 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     cudaStream_t s = cu->stream;
     f->mode = PLEAT_CUDA_COUNT;
     cudaError_t e = queue_prepare(cu, *f, l);
-    if (e == cudaSuccess && f->m > 0 && f->consts.distance > 0.0f)
+    if (e != cudaSuccess)
+        return status_of(e);
+    if (f->m > 0 && f->consts.distance > 0.0f)
         pleat_cuda_sweep(*f, s);
     pleat_status st = read_counters(cu, *f, s);
     lap(l, &l->t->sweep_ms);
@@ -275,20 +312,23 @@ static pleat_status cuda_run(void *impl, pleat_job *job)
     if (cudaSetDevice(cu->device) != cudaSuccess)
         return PLEAT_ERROR_DEVICE;
     laps l = {job->profile, job->profile ? pleat_now_ms() : 0.0, &job->timings, cu->stream};
+    order_after_last(cu, cu->stream);
     pleat_cuda_frame f;
     pleat_status st = copy_in(cu, job, &f);
     if (st == PLEAT_OK)
-        st = reserve_frame(cu, &f);
+        st = reserve_frame(cu, &f, &cu->counters);
     if (st != PLEAT_OK)
         return st;
     if (job->kind != PLEAT_JOB_COLLIDE)
         return pairs_job(cu, job, &f, &l);
-    if ((st = queue_collide(cu, &f, &l)) != PLEAT_OK || (st = read_counters(cu, f, cu->stream)) != PLEAT_OK)
+    if ((st = queue_collide(cu, &f, &cu->counters, &l)) != PLEAT_OK ||
+        (st = read_counters(cu, f, cu->stream)) != PLEAT_OK)
         return st;
     job->stats.pairs = cu->host->pairs;
     job->stats.tests = cu->host->tests;
-    /* only now, with every check passed, the caller's array is written */
-    if (job->count == 0)
+    /* only now, with every check passed, the caller's array is written, and
+     * only when a correction could have moved something */
+    if (f.m < 2 || f.consts.distance == 0.0f)
         return PLEAT_OK;
     return status_of(cudaMemcpy(job->particles, f.out, (size_t)job->count * 4 * sizeof(float),
                                 cudaMemcpyDeviceToHost));
@@ -308,8 +348,12 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
     laps l = {profile, profile ? pleat_now_ms() : 0.0, timings ? timings : &unused, s};
     pleat_cuda_frame f = make_frame(d_particles, count, params);
     f.out = d_particles;
-    pleat_status st = queue_collide(cu, &f, &l);
-    cu->last_stream = s;
+    order_after_last(cu, s);
+    pleat_status st = queue_collide(cu, &f, &cu->device_counters, &l);
+    if (st == PLEAT_OK) {
+        cu->last_stream = s;
+        mark_done(cu, s);
+    }
     if (st == PLEAT_OK && stats) {
         st = read_counters(cu, f, s);
         if (st == PLEAT_OK) {
@@ -323,9 +367,9 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
 extern "C" pleat_status pleat_cuda_device_status(void *impl)
 {
     pleat_cuda *cu = (pleat_cuda *)impl;
-    if (cudaSetDevice(cu->device) != cudaSuccess || !cu->counters.data)
-        return cu->counters.data ? PLEAT_ERROR_DEVICE : PLEAT_OK;
-    cudaError_t e = cudaMemcpyAsync(cu->host, cu->counters.data, sizeof *cu->host,
+    if (cudaSetDevice(cu->device) != cudaSuccess || !cu->device_counters.data)
+        return cu->device_counters.data ? PLEAT_ERROR_DEVICE : PLEAT_OK;
+    cudaError_t e = cudaMemcpyAsync(cu->host, cu->device_counters.data, sizeof *cu->host,
                                     cudaMemcpyDeviceToHost, cu->last_stream);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(cu->last_stream);
@@ -338,7 +382,7 @@ static void cuda_destroy(void *impl)
     if (!cu)
         return;
     cudaSetDevice(cu->device);
-    device_buffer *bufs[] = {&cu->counters, &cu->grid,     &cu->bounds, &cu->seen,
+    device_buffer *bufs[] = {&cu->counters, &cu->device_counters, &cu->grid, &cu->bounds, &cu->seen,
                              &cu->keys,     &cu->order,    &cu->keys_in, &cu->order_in,
                              &cu->pos,      &cu->rest,     &cu->acc,    &cu->temp,
                              &cu->list,     &cu->list_tmp, &cu->in_particles,
@@ -347,6 +391,8 @@ static void cuda_destroy(void *impl)
         cudaFree(bufs[i]->data);
     if (cu->host)
         cudaFreeHost(cu->host);
+    if (cu->done)
+        cudaEventDestroy(cu->done);
     if (cu->stream)
         cudaStreamDestroy(cu->stream);
     delete cu;
@@ -372,6 +418,7 @@ extern "C" pleat_status pleat_cuda_create(int device, void **impl, char *describ
         return PLEAT_ERROR_OUT_OF_MEMORY;
     cu->device = device;
     if (cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaEventCreateWithFlags(&cu->done, cudaEventDisableTiming) != cudaSuccess ||
         cudaMallocHost((void **)&cu->host, sizeof *cu->host) != cudaSuccess) {
         cuda_destroy(cu);
         return PLEAT_ERROR_DEVICE;

@@ -30,9 +30,10 @@ __global__ void bounds_kernel(pleat_cuda_frame f)
     __shared__ float lo[3][PLEAT_CUDA_BLOCK], hi[3][PLEAT_CUDA_BLOCK];
     float l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
     unsigned flags = 0;
-    for (uint32_t s = blockIdx.x * blockDim.x + threadIdx.x; s < f.m;
-         s += gridDim.x * blockDim.x) {
-        uint32_t i = pleat_cuda_particle(f, s);
+    /* 64-bit: a stride past the last slot must not wrap */
+    for (size_t s = (size_t)blockIdx.x * blockDim.x + threadIdx.x; s < f.m;
+         s += (size_t)gridDim.x * blockDim.x) {
+        uint32_t i = pleat_cuda_particle(f, (uint32_t)s);
         if (i >= f.count)
             continue; /* reported by the index check */
         /* element loads: a caller's device pointer need not be 16-byte aligned */

@@ -76,19 +76,19 @@ __global__ void sweep_kernel(pleat_cuda_frame f)
             uint32_t begin = c == 0 ? base + first_lane + 1
                                     : pleat_lower_bound(f.keys, f.m, lo_min + off);
             uint32_t end = pleat_lower_bound(f.keys, f.m, hi_max + off);
-            for (uint32_t t = begin; t < end; t += 32) {
-                const uint32_t b = t + lane;
-                const bool have = b < end;
+            for (size_t t = begin; t < end; t += 32) { /* 64-bit: must not wrap near 2^32 */
+                const uint32_t b = (uint32_t)(t + lane);
+                const bool have = t + lane < end;
                 const uint32_t kb = have ? f.keys[b] : 0;
                 const float xb = have ? f.x[b] : 0.0f, yb = have ? f.y[b] : 0.0f,
                             zb = have ? f.z[b] : 0.0f;
-                const uint32_t n = end - t < 32 ? end - t : 32;
+                const uint32_t n = end - t < 32 ? (uint32_t)(end - t) : 32;
                 for (uint32_t j = 0; j < n; ++j) {
                     const uint32_t kj = __shfl_sync(FULL, kb, j);
                     const float dx = __shfl_sync(FULL, xb, j) - xa;
                     const float dy = __shfl_sync(FULL, yb, j) - ya;
                     const float dz = __shfl_sync(FULL, zb, j) - za;
-                    const uint32_t bj = t + j;
+                    const uint32_t bj = (uint32_t)(t + j);
                     const bool in_range = mine && (c == 0 ? bj > a && kj < hi
                                                           : kj >= lo + off && kj < hi + off);
                     if (!in_range)

@@ -228,6 +228,14 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * is returned when stats is non-NULL (the call then waits for the stream: the
  * one documented sync) or by pleat_context_device_status() afterwards.
  * With profile set in the context desc, each stage is waited for and timed.
+ *
+ * Calls on one context share its device scratch. A call (device or host
+ * pointers) on another stream than the last device-pointer call first makes
+ * its stream wait for that call's work, so calls never overlap on the GPU.
+ * While a stream is being captured that wait cannot be made: issue every
+ * call of a captured graph on the capturing stream, and do not make a larger
+ * call on the same context afterwards (it would grow, and free, the scratch
+ * the graph uses): give the graph a context of its own.
  */
 PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_particles,
                                                  uint32_t count, const pleat_params *params,
