@@ -50,7 +50,7 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
     f->pos = cpu->pos.data;
     f->rest4 = f->rest ? cpu->rest.data : NULL;
     f->acc_y = sums ? cpu->acc_yz.data : NULL; /* the gather zeroes them */
-    f->acc_z = sums ? f->acc_y + m : NULL;
+    f->acc_z = f->acc_y ? f->acc_y + m : NULL; /* no buffer yet when m is 0 */
     return PLEAT_OK;
 }
 

@@ -99,3 +99,21 @@ Test(regressions, indices_with_no_particles)
         pleat_context_destroy(ctx);
     }
 }
+
+/* Found by the fuzz preset (clang's UBSan, pointer-overflow) on the empty
+ * input: a correcting call with no particles on a fresh context computed
+ * the z sums' address as NULL + 0 (their buffer was never allocated):
+ * undefined behaviour. gcc's UBSan does not flag it; the regression input
+ * fuzz/regressions/ubsan-null-sums-no-particles replays it under clang. */
+Test(regressions, collide_with_no_particles)
+{
+    pleat_params params = pleat_default_params();
+    params.distance = 1.0f;
+    for (int threads = 1; threads <= 2; ++threads) {
+        pleat_context *ctx = hz_context("", threads);
+        pleat_stats st = {9, 9};
+        cr_assert_eq(pleat_self_collide(ctx, NULL, 0, &params, &st), PLEAT_OK);
+        cr_assert(st.pairs == 0 && st.tests == 0);
+        pleat_context_destroy(ctx);
+    }
+}
