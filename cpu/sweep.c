@@ -43,8 +43,8 @@ typedef struct sweep_state {
     uint64_t pairs, tests;
     uint64_t *out; /* LIST: next slot */
     uint32_t queued;
-    /* queued pairs, sorted positions; a block stores W entries at
-     * queued <= QUEUE */
+    /* queued pairs, sorted positions; a candidate stores W entries (its
+     * close lanes first) at queued <= QUEUE - W */
     uint32_t qa[QUEUE + PLEAT_W], qb[QUEUE + PLEAT_W];
 } sweep_state;
 
