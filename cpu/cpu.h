@@ -67,7 +67,9 @@ typedef struct pleat_frame {
     uint32_t *keys, *order;
     float *pos;              /* {x, y, z, w} per particle */
     float *rest4;            /* {x, y, z, rest w} per particle; NULL without rest positions */
-    int64_t *acc_x, *acc_y, *acc_z; /* fixed-point sums per sorted particle */
+    /* fixed-point sums per sorted particle (COLLIDE); acc_x is the sorted
+     * packed array, consumed and zeroed by the gather */
+    int64_t *acc_x, *acc_y, *acc_z;
     uint64_t *list;          /* LIST: i << 32 | j, at each chunk's offset */
 
     pleat_chunk *chunks;     /* pleat_chunks(m) entries; the sweep's per part */

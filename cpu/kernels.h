@@ -11,7 +11,7 @@ typedef struct pleat_kernels {
     const char *name;
     pleat_task_fn bounds; /* checks + box of one chunk of slots */
     pleat_task_fn keys;   /* grid keys of one chunk of slots */
-    pleat_task_fn sweep;  /* sweep + narrow phase of one chunk of sorted particles */
+    pleat_task_fn sweep;  /* sweep + narrow phase of one part (run) of sorted particles */
     pleat_task_fn apply;  /* fixed-point sums into one chunk of particles */
 } pleat_kernels;
 
@@ -22,7 +22,7 @@ typedef struct pleat_kernels {
 #ifdef PLEAT_ISA
 void PLEAT_KERNEL(bounds_task)(void *arg, uint32_t chunk);
 void PLEAT_KERNEL(keys_task)(void *arg, uint32_t chunk);
-void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t chunk);
+void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t part);
 void PLEAT_KERNEL(apply_task)(void *arg, uint32_t chunk);
 #endif
 

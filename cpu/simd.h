@@ -24,7 +24,6 @@
 #define PLEAT_W 8
 typedef __m256 vf;
 typedef __m256i vu;
-static inline vf vf_load(const float *p) { return _mm256_loadu_ps(p); }
 static inline vf vf_set1(float x) { return _mm256_set1_ps(x); }
 static inline vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
 static inline vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
@@ -73,7 +72,6 @@ static inline vu vf_trunc_i32(vf a) { return _mm256_cvttps_epi32(a); }
 #define PLEAT_W 4
 typedef __m128 vf;
 typedef __m128i vu;
-static inline vf vf_load(const float *p) { return _mm_loadu_ps(p); }
 static inline vf vf_set1(float x) { return _mm_set1_ps(x); }
 static inline vf vf_sub(vf a, vf b) { return _mm_sub_ps(a, b); }
 static inline vf vf_add(vf a, vf b) { return _mm_add_ps(a, b); }
@@ -122,7 +120,6 @@ static inline unsigned neon_mask(uint32x4_t m)
     const uint32x4_t bits = {1, 2, 4, 8};
     return vaddvq_u32(vandq_u32(m, bits));
 }
-static inline vf vf_load(const float *p) { return vld1q_f32(p); }
 static inline vf vf_set1(float x) { return vdupq_n_f32(x); }
 static inline vf vf_sub(vf a, vf b) { return vsubq_f32(a, b); }
 static inline vf vf_add(vf a, vf b) { return vaddq_f32(a, b); }
@@ -160,7 +157,6 @@ static inline vu vf_trunc_i32(vf a) { return vreinterpretq_u32_s32(vcvtq_s32_f32
 #define PLEAT_W 1
 typedef float vf;
 typedef uint32_t vu;
-static inline vf vf_load(const float *p) { return *p; }
 static inline vf vf_set1(float x) { return x; }
 static inline vf vf_sub(vf a, vf b) { return a - b; }
 static inline vf vf_add(vf a, vf b) { return a + b; }

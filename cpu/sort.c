@@ -22,6 +22,7 @@ typedef struct sort_job {
     size_t n;
     uint32_t parts;
     int lo_bit;      /* where digit 0 starts */
+    uint64_t mask[DIGITS]; /* of each digit's bits: the last may be narrower */
     int first, last; /* digits [first, last) are counted */
     int digit;       /* scattered */
     histogram *hist; /* one per part; becomes offsets for the current digit */
@@ -41,7 +42,7 @@ static void count_task(void *arg, uint32_t part)
     for (size_t i = part_begin(job, part); i < end; ++i) {
         uint64_t k = job->src[i];
         for (int d = job->first; d < job->last; ++d)
-            (*h)[d][(k >> (job->lo_bit + DIGIT_BITS * d)) & (BUCKETS - 1)]++;
+            (*h)[d][(k >> (job->lo_bit + DIGIT_BITS * d)) & job->mask[d]]++;
     }
 }
 
@@ -50,10 +51,11 @@ static void scatter_task(void *arg, uint32_t part)
     const sort_job *job = arg;
     size_t *offset = job->hist[part][job->digit];
     int shift = job->lo_bit + DIGIT_BITS * job->digit;
+    uint64_t mask = job->mask[job->digit];
     size_t end = part_begin(job, part + 1);
     for (size_t i = part_begin(job, part); i < end; ++i) {
         uint64_t k = job->src[i];
-        job->dst[offset[(k >> shift) & (BUCKETS - 1)]++] = k;
+        job->dst[offset[(k >> shift) & mask]++] = k;
     }
 }
 
@@ -87,9 +89,13 @@ uint64_t *pleat_radix_sort(pleat_pool *pool, uint64_t *keys, uint64_t *tmp, size
     /* small inputs are not worth waking the workers */
     uint32_t parts = n < 65536 ? 1 : (uint32_t)pleat_pool_threads(pool);
     int digits = (hi_bit - lo_bit + DIGIT_BITS - 1) / DIGIT_BITS;
-    sort_job job = {keys, tmp, n, parts, lo_bit, 0, digits, 0, scratch};
+    sort_job job = {keys, tmp, n, parts, lo_bit, {0}, 0, digits, 0, scratch};
     if (n == 0)
         return keys;
+    for (int d = 0; d < digits; ++d) {
+        int bits = hi_bit - lo_bit - DIGIT_BITS * d;
+        job.mask[d] = bits < DIGIT_BITS ? ((uint64_t)1 << bits) - 1 : BUCKETS - 1;
+    }
     pleat_pool_run(pool, parts, count_task, &job);
     uint64_t *src = keys, *dst = tmp;
     int moved = 0; /* keys moved between parts since they were counted */

@@ -33,6 +33,9 @@
 
 #include <float.h>
 
+/* A block loads W keys and particles from any sorted position. */
+_Static_assert(PLEAT_PAD >= PLEAT_W, "the sorted arrays' padding must hold a full vector");
+
 /* Queue length: the queued pairs are finished before it can overflow. */
 #define QUEUE 256u
 
@@ -180,7 +183,8 @@ static inline void block_setup(const pleat_frame *f, uint32_t base, uint32_t end
     uint32_t column_end = (keys[base] | PLEAT_KEY_SWEEP_MASK) + 1u;
     unsigned live = vu_lt(vu_load(keys + base), vu_set1(column_end)) & pleat_first_lanes(end - base);
     uint32_t lo[PLEAT_W], width[PLEAT_W], hi = 0;
-    blk->count = (uint32_t)__builtin_popcount(live); /* sorted: the live lanes are a prefix */
+    /* sorted: the live lanes are a prefix, never empty (lane 0 is base) */
+    blk->count = (uint32_t)__builtin_popcount(live);
     for (uint32_t l = 0; l < PLEAT_W; ++l) {
         lo[l] = width[l] = 0;
         if (l < blk->count) {

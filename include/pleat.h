@@ -167,7 +167,8 @@ PLEAT_API pleat_params pleat_default_params(void);
 /** What a call found. */
 typedef struct pleat_stats {
     uint64_t pairs; /**< colliding pairs (coincident ones included) */
-    uint64_t tests; /**< candidate pairs whose distance was tested */
+    uint64_t tests; /**< candidate pairs: those inside a particle's key ranges
+                         (the same count on every backend, ISA and thread count) */
 } pleat_stats;
 
 /**

@@ -68,11 +68,16 @@ static uint64_t check_scene(pleat_context *ctx, pleat_context *ctx3, const scene
 
     size_t floats = (size_t)sc->count * 4;
     float *out = copy_floats(sc->particles, floats), *out3 = copy_floats(sc->particles, floats);
-    if (pleat_self_collide(ctx, out, sc->count, p, NULL) != PLEAT_OK ||
-        pleat_self_collide(ctx3, out3, sc->count, p, NULL) != PLEAT_OK)
+    pleat_stats st, st3;
+    if (pleat_self_collide(ctx, out, sc->count, p, &st) != PLEAT_OK ||
+        pleat_self_collide(ctx3, out3, sc->count, p, &st3) != PLEAT_OK)
         die("self_collide failed");
     if (memcmp(out, out3, floats * sizeof *out) != 0)
         fail(name, "3 threads move particles differently");
+    if (st.pairs != n_ref || st3.pairs != n_ref)
+        fail(name, "stats.pairs is not the number of pairs");
+    if (st.tests != reference_tests(sc->particles, sc->count, p) || st3.tests != st.tests)
+        fail(name, "stats.tests differs from its definition");
 
     double *want = malloc(floats * sizeof *want);
     uint32_t *degree = calloc(sc->count + 1, sizeof *degree);
@@ -88,7 +93,8 @@ static uint64_t check_scene(pleat_context *ctx, pleat_context *ctx3, const scene
             break;
         }
     }
-    uint64_t h = hash_bytes(got, n_got * 2 * sizeof *got) ^ hash_bytes(out, floats * sizeof *out);
+    uint64_t h = hash_bytes(got, n_got * 2 * sizeof *got) ^ hash_bytes(out, floats * sizeof *out) ^
+                 st.tests;
     free(degree);
     free(want);
     free(out3);

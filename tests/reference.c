@@ -1,4 +1,5 @@
 #include "reference.h"
+#include "core/grid.h"
 #include "scenes.h"
 
 #include <stdio.h>
@@ -167,6 +168,53 @@ static void takes_part(const pleat_params *params, uint32_t count, uint8_t *mask
 static float sq(float a)
 {
     return a * a;
+}
+
+uint64_t reference_tests(const float *particles, uint32_t count, const pleat_params *params)
+{
+    uint8_t *mask = malloc(count + 1);
+    uint32_t *key = malloc((count + 1) * sizeof *key);
+    if (!mask || !key)
+        die("out of memory");
+    takes_part(params, count, mask);
+    float lower[3] = {INFINITY, INFINITY, INFINITY}, upper[3] = {-INFINITY, -INFINITY, -INFINITY};
+    uint32_t taking = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+        for (int a = 0; mask[i] && a < 3; ++a) {
+            float v = particles[4 * (size_t)i + a];
+            lower[a] = v < lower[a] ? v : lower[a];
+            upper[a] = v > upper[a] ? v : upper[a];
+        }
+        taking += mask[i];
+    }
+    uint64_t tests = 0;
+    if (params->distance > 0.0f && taking >= 2) {
+        pleat_grid g = pleat_grid_setup(lower, upper, params->distance);
+        for (uint32_t i = 0; i < count; ++i) {
+            const float *p = particles + 4 * (size_t)i;
+            key[i] = pleat_grid_key(&g, p[0], p[1], p[2]);
+        }
+        for (uint32_t i = 0; i < count; ++i) {
+            for (uint32_t j = i + 1; mask[i] && j < count; ++j) {
+                if (!mask[j])
+                    continue;
+                uint32_t ka = key[i] < key[j] ? key[i] : key[j];
+                uint32_t kb = key[i] < key[j] ? key[j] : key[i];
+                uint32_t lo, hi;
+                pleat_key_range(ka, g.sweep_reach, &lo, &hi);
+                for (int c = 0; c < PLEAT_NUM_COLUMNS; ++c) {
+                    uint32_t off = pleat_column_offset(c);
+                    if (kb >= lo + off && kb < hi + off) {
+                        ++tests;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    free(key);
+    free(mask);
+    return tests;
 }
 
 uint32_t *brute_force_pairs(const float *particles, uint32_t count, const pleat_params *params,

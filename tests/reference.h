@@ -47,6 +47,13 @@ uint32_t *random_subset(uint32_t count, uint64_t seed, uint32_t *num);
 uint32_t *brute_force_pairs(const float *particles, uint32_t count, const pleat_params *params,
                             size_t *num);
 
+/* pleat_stats.tests from its definition, pair by pair (O(n^2), no sort, no
+ * sweep): with the call's grid (the box of the taking-part particles,
+ * core/grid.h), a pair is tested when the key of the one that sorts later
+ * lies in the other's key range in its own column or, shifted by the
+ * column's offset, in one of the 4 neighbouring columns. */
+uint64_t reference_tests(const float *particles, uint32_t count, const pleat_params *params);
+
 /* Jacobi response in double precision over the given pairs: out gets the
  * corrected positions (4 * count doubles). */
 void reference_response(const float *particles, uint32_t count, const pleat_params *params,

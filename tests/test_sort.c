@@ -85,3 +85,55 @@ Test(sort, full_64_bit_keys)
     free(tmp);
     free(keys);
 }
+
+/* Bit ranges that do not split into whole 11-bit digits: only the asked
+ * bits order the keys, and equal ones keep their input order. */
+static const uint64_t *field_keys;
+static int field_lo, field_hi;
+
+static uint64_t field(uint64_t k)
+{
+    k >>= field_lo;
+    return field_hi - field_lo == 64 ? k : k & (((uint64_t)1 << (field_hi - field_lo)) - 1);
+}
+
+static int cmp_field(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    uint64_t x = field(field_keys[i]), y = field(field_keys[j]);
+    if (x != y)
+        return (x > y) - (x < y);
+    return (i > j) - (i < j);
+}
+
+Test(sort, any_bit_range)
+{
+    const int ranges[][2] = {{0, 32}, {5, 40}, {32, 64}, {13, 14}, {0, 11}, {3, 61}, {0, 64}};
+    const size_t n = 70001;
+    uint64_t *keys = malloc(n * sizeof *keys), *tmp = malloc(n * sizeof *tmp);
+    uint64_t *input = malloc(n * sizeof *input);
+    size_t *idx = malloc(n * sizeof *idx);
+    cr_assert(keys && tmp && input && idx);
+    uint64_t rng = 7;
+    for (size_t i = 0; i < n; ++i) /* few distinct fields: many ties */
+        input[i] = pleat_scene_random(&rng) & 0xf0f0f0f0f0f0f0f0u;
+    for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; ++r) {
+        field_keys = input;
+        field_lo = ranges[r][0];
+        field_hi = ranges[r][1];
+        for (size_t i = 0; i < n; ++i)
+            idx[i] = i;
+        qsort(idx, n, sizeof *idx, cmp_field);
+        for (int threads = 1; threads <= 3; threads += 2) {
+            memcpy(keys, input, n * sizeof *keys);
+            const uint64_t *got = sort(threads, keys, tmp, n, field_lo, field_hi);
+            for (size_t i = 0; i < n; ++i)
+                cr_assert_eq(got[i], input[idx[i]], "bits [%d, %d), %d threads: entry %zu",
+                             field_lo, field_hi, threads, i);
+        }
+    }
+    free(idx);
+    free(input);
+    free(tmp);
+    free(keys);
+}
