@@ -16,11 +16,12 @@
 typedef struct pleat_cpu {
     pleat_pool *pool;
     const pleat_kernels *kern;
-    /* Scratch, at most 64 bytes per taking-part particle: sort_a and sort_b
+    /* Scratch, at most 48 bytes per taking-part particle: sort_a and sort_b
      * (8 + 8; after the sort one holds keys + order, the other the x sums),
-     * pos (16), rest (16, only with rest positions), acc_yz (16). Plus a bit
-     * per particle for index checks and the pair lists of find_pairs. */
-    pleat_buffer seen, chunks, radix, sort_a, sort_b, pos, rest, acc_yz, list_a, list_b;
+     * pos (16), acc_yz (16, only when correcting). Plus a bit per particle
+     * for index checks and the pair lists of find_pairs. Rest positions are
+     * read from the caller's array, only for close pairs. */
+    pleat_buffer seen, chunks, radix, sort_a, sort_b, pos, acc_yz, list_a, list_b;
     pleat_part part[PLEAT_MAX_CPU_THREADS]; /* the sweep's queues, kept between calls */
 } pleat_cpu;
 
@@ -37,7 +38,6 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
         {&cpu->sort_a, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->sort_b, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->pos, m + PLEAT_PAD, 4 * sizeof(float)},
-        {&cpu->rest, f->rest ? m + PLEAT_PAD : 0, 4 * sizeof(float)},
         {&cpu->acc_yz, sums ? m : 0, 2 * sizeof(int64_t)},
     };
     for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i) {
@@ -48,7 +48,6 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
     f->chunks = cpu->chunks.data;
     f->packed = cpu->sort_a.data;
     f->pos = cpu->pos.data;
-    f->rest4 = f->rest ? cpu->rest.data : NULL;
     f->acc_y = sums ? cpu->acc_yz.data : NULL; /* the gather zeroes them */
     f->acc_z = f->acc_y ? f->acc_y + m : NULL; /* no buffer yet when m is 0 */
     return PLEAT_OK;
@@ -196,9 +195,8 @@ static void cpu_destroy(void *impl)
     if (!cpu)
         return;
     pleat_pool_destroy(cpu->pool);
-    pleat_buffer *bufs[] = {&cpu->seen,   &cpu->chunks, &cpu->radix,  &cpu->sort_a,
-                            &cpu->sort_b, &cpu->pos,    &cpu->rest,   &cpu->acc_yz,
-                            &cpu->list_a, &cpu->list_b};
+    pleat_buffer *bufs[] = {&cpu->seen,  &cpu->chunks, &cpu->radix,  &cpu->sort_a, &cpu->sort_b,
+                            &cpu->pos,   &cpu->acc_yz, &cpu->list_a, &cpu->list_b};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
         pleat_buffer_free(bufs[i]);
     for (size_t p = 0; p < PLEAT_MAX_CPU_THREADS; ++p)

@@ -66,7 +66,6 @@ typedef struct pleat_frame {
     /* sorted by key, m entries each plus PLEAT_PAD */
     uint32_t *keys, *order;
     float *pos;              /* {x, y, z, w} per particle */
-    float *rest4;            /* {x, y, z, rest w} per particle; NULL without rest positions */
     /* fixed-point sums per sorted particle (COLLIDE); acc_x is the sorted
      * packed array, consumed and zeroed by the gather */
     int64_t *acc_x, *acc_y, *acc_z;

@@ -1,6 +1,7 @@
-/* End of the sort stage: lay the particles (and rest positions) out in key
- * order, 16 bytes each, so the sweep reads candidates contiguously, then pad
- * the arrays (see PLEAT_PAD). A call that corrects gets its fixed-point sums
+/* End of the sort stage: lay the particles out in key order, 16 bytes each,
+ * so the sweep reads candidates contiguously, then pad the arrays (see
+ * PLEAT_PAD). Rest positions are not copied: the sweep reads the few it
+ * needs, those of close pairs, from the caller's array. A call that corrects gets its fixed-point sums
  * zeroed here too, saving a pass. Memory-bound and the same for every ISA. */
 #include "cpu.h"
 
@@ -15,25 +16,21 @@ static void gather_task(void *arg, uint32_t chunk)
 {
     const pleat_frame *f = arg;
     const uint64_t *packed = f->packed;
-    const float *particles = f->particles, *rest = f->rest;
+    const float *particles = f->particles;
     uint32_t *restrict keys = f->keys, *restrict order = f->order;
-    float *restrict pos = f->pos, *restrict rest4 = f->rest4;
+    float *restrict pos = f->pos;
     int64_t *acc_x = f->acc_x, *restrict acc_y = f->acc_y, *restrict acc_z = f->acc_z;
     uint32_t end = pleat_chunk_end(chunk, f->m);
     for (uint32_t s = pleat_chunk_begin(chunk); s < end; ++s) {
         if (s + AHEAD < end) { /* not past the chunk: the next one's thread zeroes it */
             size_t ahead = (uint32_t)packed[s + AHEAD];
             __builtin_prefetch(particles + 4 * ahead);
-            if (rest)
-                __builtin_prefetch(rest + 4 * ahead);
         }
         uint64_t v = packed[s];
         uint32_t i = (uint32_t)v;
         keys[s] = (uint32_t)(v >> 32);
         order[s] = i;
         memcpy(pos + 4 * (size_t)s, particles + 4 * (size_t)i, 4 * sizeof(float));
-        if (rest)
-            memcpy(rest4 + 4 * (size_t)s, rest + 4 * (size_t)i, 4 * sizeof(float));
         if (acc_y) /* packed[s] is read: its slot becomes the x sum */
             acc_x[s] = acc_y[s] = acc_z[s] = 0;
     }
@@ -51,6 +48,4 @@ void pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted)
         f->order[s] = 0;
     }
     memset(f->pos + 4 * m, 0, 4 * PLEAT_PAD * sizeof(float));
-    if (f->rest4)
-        memset(f->rest4 + 4 * m, 0, 4 * PLEAT_PAD * sizeof(float));
 }
