@@ -7,6 +7,7 @@
 static atomic_uint_least64_t attempts;
 static atomic_uint_least64_t failures;
 static atomic_int_least64_t live;
+static atomic_uint_least64_t granted;
 /* 0: no failure armed; else the number of attempts left until the one that
  * fails (1 = the next). */
 static atomic_uint_least64_t countdown;
@@ -50,8 +51,10 @@ void *pleat_malloc(size_t bytes)
     if (should_fail(bytes))
         return NULL;
     void *block = malloc(bytes);
-    if (block)
+    if (block) {
         atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&granted, bytes, memory_order_relaxed);
+    }
     return block;
 }
 
@@ -60,8 +63,10 @@ void *pleat_calloc(size_t count, size_t size)
     if (should_fail(size != 0 && count > SIZE_MAX / size ? SIZE_MAX : count * size))
         return NULL;
     void *block = calloc(count, size);
-    if (block)
+    if (block) {
         atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&granted, count * size, memory_order_relaxed);
+    }
     return block;
 }
 
@@ -108,4 +113,9 @@ uint64_t pleat_alloc_failures(void)
 int64_t pleat_alloc_live(void)
 {
     return atomic_load(&live);
+}
+
+uint64_t pleat_alloc_granted(void)
+{
+    return atomic_load(&granted);
 }

@@ -40,4 +40,8 @@ uint64_t pleat_alloc_failures(void);
 /* Blocks allocated through the wrappers and not freed yet. */
 int64_t pleat_alloc_live(void);
 
+/* Bytes granted since the process started (frees not subtracted): what a
+ * fresh context's first call takes is its scratch. */
+uint64_t pleat_alloc_granted(void);
+
 #endif

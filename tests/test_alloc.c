@@ -330,3 +330,45 @@ Test(alloc, hook_counts_and_fails)
     pleat_free(NULL);
     cr_assert_eq(pleat_alloc_live(), live0);
 }
+
+/* Scratch a fresh 1-thread context takes for one correcting call on a folded
+ * sheet of res^2 particles (with rest positions and an index list). */
+static uint64_t scratch_bytes(uint32_t res)
+{
+    uint32_t n = res * res;
+    float *particles = malloc(16 * (size_t)n), *rest = malloc(16 * (size_t)n);
+    uint32_t *indices = malloc(sizeof *indices * (size_t)n);
+    cr_assert(particles && rest && indices);
+    pleat_scene_folded_sheet(res, 4, 1.0f, 0.6f, particles, rest);
+    for (uint32_t i = 0; i < n; ++i)
+        indices[i] = n - 1 - i;
+    pleat_params params = pleat_default_params();
+    params.distance = 0.9f;
+    params.rest_positions = rest;
+    params.indices = indices;
+    params.num_indices = n;
+    pleat_context *ctx = hz_context("", 1);
+    uint64_t before = pleat_alloc_granted();
+    cr_assert_eq(pleat_self_collide(ctx, particles, n, &params, NULL), PLEAT_OK);
+    uint64_t bytes = pleat_alloc_granted() - before;
+    pleat_context_destroy(ctx);
+    free(indices);
+    free(rest);
+    free(particles);
+    return bytes;
+}
+
+/* The README's memory line: at most 48 bytes of scratch per taking-part
+ * particle, plus one bit per particle for the index check and the per-chunk
+ * results (tens of bytes per 4096 particles); what does not grow with n
+ * (the histograms) cancels in the difference. */
+Test(alloc, scratch_per_particle)
+{
+    const uint32_t small = 128, large = 512;
+    uint64_t growth = scratch_bytes(large) - scratch_bytes(small);
+    double per_particle = (double)growth / (large * large - small * small);
+    cr_assert(per_particle <= 48.0 + 1.0 / 8 + 0.05, "scratch: %.3f bytes per particle",
+              per_particle);
+    cr_assert(per_particle >= 40.0, "scratch %.2f bytes per particle: is the count broken?",
+              per_particle);
+}
