@@ -57,7 +57,6 @@ static inline void vf_rows(const float *const row[8], vf out[4])
 static inline vf vf_abs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 static inline vf vf_sqrt(vf a) { return _mm256_sqrt_ps(a); }
 static inline vf vf_div(vf a, vf b) { return _mm256_div_ps(a, b); }
-static inline void vf_store(float *p, vf a) { _mm256_storeu_ps(p, a); }
 static inline vu vf_bits(vf a) { return _mm256_castps_si256(a); }
 static inline vf vu_as_float(vu a) { return _mm256_castsi256_ps(a); }
 static inline vu vu_add(vu a, vu b) { return _mm256_add_epi32(a, b); }
@@ -101,7 +100,6 @@ static inline void vf_rows(const float *const row[4], vf out[4])
 static inline vf vf_abs(vf a) { return _mm_andnot_ps(_mm_set1_ps(-0.0f), a); }
 static inline vf vf_sqrt(vf a) { return _mm_sqrt_ps(a); }
 static inline vf vf_div(vf a, vf b) { return _mm_div_ps(a, b); }
-static inline void vf_store(float *p, vf a) { _mm_storeu_ps(p, a); }
 static inline vu vf_bits(vf a) { return _mm_castps_si128(a); }
 static inline vf vu_as_float(vu a) { return _mm_castsi128_ps(a); }
 static inline vu vu_add(vu a, vu b) { return _mm_add_epi32(a, b); }
@@ -144,7 +142,6 @@ static inline void vf_rows(const float *const row[4], vf out[4])
 static inline vf vf_abs(vf a) { return vabsq_f32(a); }
 static inline vf vf_sqrt(vf a) { return vsqrtq_f32(a); }
 static inline vf vf_div(vf a, vf b) { return vdivq_f32(a, b); }
-static inline void vf_store(float *p, vf a) { vst1q_f32(p, a); }
 static inline vu vf_bits(vf a) { return vreinterpretq_u32_f32(a); }
 static inline vf vu_as_float(vu a) { return vreinterpretq_f32_u32(a); }
 static inline vu vu_add(vu a, vu b) { return vaddq_u32(a, b); }
@@ -175,7 +172,6 @@ static inline void vf_rows(const float *const row[1], vf out[4])
 static inline vf vf_abs(vf a) { return fabsf(a); }
 static inline vf vf_sqrt(vf a) { return sqrtf(a); }
 static inline vf vf_div(vf a, vf b) { return a / b; }
-static inline void vf_store(float *p, vf a) { *p = a; }
 static inline vu vf_bits(vf a) { uint32_t u; memcpy(&u, &a, sizeof u); return u; }
 static inline vf vu_as_float(vu a) { float f; memcpy(&f, &a, sizeof f); return f; }
 static inline vu vu_add(vu a, vu b) { return a + b; }
