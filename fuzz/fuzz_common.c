@@ -32,6 +32,7 @@
  */
 #include "fuzz_common.h"
 #include "grid_reference.h"
+#include "scenes.h" /* pleat_scene_random, pleat_scene_uniform */
 
 #include <float.h>
 #include <math.h>
@@ -283,20 +284,6 @@ static float read_stiffness(decoder *d)
     return table[k];
 }
 
-/* splitmix64 */
-static uint64_t next_random(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static float uniform(uint64_t *s)
-{
-    return (float)(next_random(s) >> 40) * 0x1p-24f; /* [0, 1) */
-}
-
 enum misuse {
     MISUSE_NULL_CONTEXT,
     MISUSE_NULL_PARAMS,
@@ -336,22 +323,22 @@ static void make_indices_random(fz_case *c, uint64_t *rng, uint8_t mode)
     for (uint32_t i = 0; i < n; ++i)
         perm[i] = i;
     for (uint32_t i = n; i > 1; --i) {
-        uint32_t j = (uint32_t)(next_random(rng) % i);
+        uint32_t j = (uint32_t)(pleat_scene_random(rng) % i);
         uint32_t t = perm[i - 1];
         perm[i - 1] = perm[j];
         perm[j] = t;
     }
-    uint32_t num = n ? (uint32_t)(next_random(rng) % (n + 1)) : 0;
+    uint32_t num = n ? (uint32_t)(pleat_scene_random(rng) % (n + 1)) : 0;
     /* mode: 0-5 valid, 6 duplicate, 7 out of range */
     unsigned bad = mode & 7;
     uint32_t extra = (bad >= 6) ? 1 : 0;
     c->indices = xcalloc((size_t)num + extra, sizeof *c->indices);
     memcpy(c->indices, perm, (size_t)num * sizeof *perm);
     if (bad == 6 && num > 0)
-        c->indices[num] = c->indices[next_random(rng) % num];
+        c->indices[num] = c->indices[pleat_scene_random(rng) % num];
     else if (bad == 7) {
         static const uint32_t out_of_range[4] = {0, 1, 0x7fffffffu, 0xffffffffu};
-        uint32_t k = (uint32_t)(next_random(rng) % 4);
+        uint32_t k = (uint32_t)(pleat_scene_random(rng) % 4);
         c->indices[num] = k < 2 ? n + k : out_of_range[k];
     } else
         extra = 0;
@@ -423,19 +410,19 @@ static void generate(fz_case *c, decoder *d, int with_indices, int with_rest)
         float *p = c->particles + 4 * (size_t)i;
         switch (pattern % 5) {
         case 0: /* jittered lattice, spacing about h */
-            p[0] = ((float)(i % side) + 0.3f * uniform(&rng)) * h;
-            p[1] = ((float)(i / side % side) + 0.3f * uniform(&rng)) * h;
-            p[2] = ((float)(i / side / side) + 0.3f * uniform(&rng)) * h;
+            p[0] = ((float)(i % side) + 0.3f * pleat_scene_uniform(&rng)) * h;
+            p[1] = ((float)(i / side % side) + 0.3f * pleat_scene_uniform(&rng)) * h;
+            p[2] = ((float)(i / side / side) + 0.3f * pleat_scene_uniform(&rng)) * h;
             break;
         case 1: { /* uniform cloud, about 6 neighbours each */
             float s = cbrtf((float)n * 0.7f) * h;
-            p[0] = uniform(&rng) * s;
-            p[1] = uniform(&rng) * s;
-            p[2] = uniform(&rng) * s;
+            p[0] = pleat_scene_uniform(&rng) * s;
+            p[1] = pleat_scene_uniform(&rng) * s;
+            p[2] = pleat_scene_uniform(&rng) * s;
             break;
         }
         case 2: { /* lattice points taken about 3 times each: exact duplicates */
-            uint32_t k = (uint32_t)(next_random(&rng) % (n / 3)), s3 = side * 2 / 3 + 1;
+            uint32_t k = (uint32_t)(pleat_scene_random(&rng) % (n / 3)), s3 = side * 2 / 3 + 1;
             p[0] = (float)(k % s3) * h * 0.7f;
             p[1] = (float)(k / s3 % s3) * h * 0.7f;
             p[2] = (float)(k / s3 / s3) * h * 0.7f;
@@ -453,12 +440,12 @@ static void generate(fz_case *c, decoder *d, int with_indices, int with_rest)
             p[1] = p[2] = 5.0f;
             break;
         }
-        uint64_t m = next_random(&rng) % 7;
+        uint64_t m = pleat_scene_random(&rng) % 7;
         p[3] = m == 0 ? 0.0f : m == 1 ? 2.0f : 1.0f;
     }
     /* one bad value in a late chunk: the check must still see it */
     if (inject >= 224) {
-        uint32_t i = n - 1 - (uint32_t)(next_random(&rng) % 100);
+        uint32_t i = n - 1 - (uint32_t)(pleat_scene_random(&rng) % 100);
         float *p = c->particles + 4 * (size_t)i;
         switch (inject & 3) {
         case 0: p[1] = NAN; break;
@@ -472,7 +459,7 @@ static void generate(fz_case *c, decoder *d, int with_indices, int with_rest)
         for (uint32_t i = 0; i < n; ++i)
             for (int a = 0; a < 3; ++a)
                 c->rest[4 * (size_t)i + a] =
-                    c->particles[4 * (size_t)i + a] + (uniform(&rng) - 0.5f) * h;
+                    c->particles[4 * (size_t)i + a] + (pleat_scene_uniform(&rng) - 0.5f) * h;
         if (inject >= 192 && inject < 200)
             c->rest[4 * (size_t)(n / 2)] = NAN;
     }
@@ -688,9 +675,18 @@ static int others(unsigned first, int out[8])
     return n;
 }
 
-static int valid_status(pleat_status s)
+/* A call's status: a pleat_status value, with a string, and the one the
+ * contract gives (`what` names the call in the report). */
+static void check_status(pleat_status s, pleat_status want, const char *what)
 {
-    return (int)s >= (int)PLEAT_OK && (int)s <= (int)PLEAT_ERROR_DEVICE;
+    CHECK((int)s >= (int)PLEAT_OK && (int)s <= (int)PLEAT_ERROR_DEVICE,
+          "status is a pleat_status value");
+    CHECK(*pleat_status_string(s), "status string");
+    if (s != want) {
+        fprintf(stderr, "status %d (%s), contract says %d (%s)\n", (int)s,
+                pleat_status_string(s), (int)want, pleat_status_string(want));
+        fail(what);
+    }
 }
 
 /* ---- pleat_self_collide ------------------------------------------------ */
@@ -720,13 +716,7 @@ void fz_collide(const uint8_t *data, size_t size)
     pleat_stats stats_before = stats;
     pleat_status s = pleat_self_collide(ctx, particles_null ? NULL : c.particles, c.count,
                                         params_null ? NULL : &c.params, &stats);
-    CHECK(valid_status(s), "status is a pleat_status value");
-    CHECK(*pleat_status_string(s), "status string");
-    if (s != want) {
-        fprintf(stderr, "status %d (%s), contract says %d (%s)\n", (int)s,
-                pleat_status_string(s), (int)want, pleat_status_string(want));
-        fail("self_collide status");
-    }
+    check_status(s, want, "self_collide status");
     CHECK(!c.rest || same_bits(c.rest, rest_before, fbytes), "rest positions untouched");
     CHECK(!c.indices ||
               same_bits(c.indices, idx_before, (size_t)c.num_indices * sizeof(uint32_t)),
@@ -857,12 +847,7 @@ void fz_pairs(const uint8_t *data, size_t size)
     size_t total = SIZE_MAX - 1;
     pleat_status s = pleat_find_pairs(ctx, parts, c.count, params, NULL, 0,
                                       num_null ? NULL : &total);
-    CHECK(valid_status(s), "status is a pleat_status value");
-    if (s != want) {
-        fprintf(stderr, "status %d (%s), contract says %d (%s)\n", (int)s,
-                pleat_status_string(s), (int)want, pleat_status_string(want));
-        fail("find_pairs status (size query)");
-    }
+    check_status(s, want, "find_pairs status (size query)");
     CHECK(same_bits(c.particles, before, fbytes), "particles untouched by find_pairs");
     if (s != PLEAT_OK) {
         CHECK(total == SIZE_MAX - 1, "num_pairs not written on error");

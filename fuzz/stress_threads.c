@@ -14,6 +14,7 @@
  * Exit status 0 when every check passed, 1 otherwise.
  */
 #include <pleat.h>
+#include "scenes.h" /* pleat_scene_uniform */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -33,19 +34,6 @@ static int failed;
             failed = 1;                                                                            \
         }                                                                                          \
     } while (0)
-
-static uint64_t next_random(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static float uniform(uint64_t *s)
-{
-    return (float)(next_random(s) >> 40) * 0x1p-24f;
-}
 
 static pleat_context *context(const char *isa, int threads)
 {
@@ -90,9 +78,11 @@ static void make_job(job *j, uint32_t n, uint64_t seed)
     while (side * side * side * 1.4f < (float)n)
         side *= 1.05f;
     for (uint32_t i = 0; i < 4 * n; ++i)
-        j->particles[i] = i % 4 == 3 ? (i % 20 == 3 ? 0.0f : 1.0f) : uniform(&seed) * side;
+        j->particles[i] =
+            i % 4 == 3 ? (i % 20 == 3 ? 0.0f : 1.0f) : pleat_scene_uniform(&seed) * side;
     for (uint32_t i = 0; i < 4 * n; ++i)
-        j->rest[i] = j->particles[i] + (i % 4 == 3 ? 0.0f : uniform(&seed) - 0.5f);
+        j->rest[i] =
+            j->particles[i] + (i % 4 == 3 ? 0.0f : pleat_scene_uniform(&seed) - 0.5f);
     j->params = pleat_default_params();
     j->params.distance = 1.0f;
     j->params.stiffness = 0.8f;
