@@ -35,21 +35,30 @@ static void push(pair_list *l, uint32_t i, uint32_t j)
     l->v[l->n++] = i < j ? (uint64_t)i << 32 | j : (uint64_t)j << 32 | i;
 }
 
-/* LSD radix sort, 16-bit digits, of entries by key (bits [0, bits)). */
-static int sort_entries(entry *e, size_t n, int bits)
+static uint64_t key_at(const unsigned char *item)
 {
-    entry *tmp = malloc(n * sizeof *tmp);
+    uint64_t key;
+    memcpy(&key, item, sizeof key);
+    return key;
+}
+
+/* LSD radix sort, 16-bit digits, stable, of n items of `size` bytes that each
+ * begin with a uint64 key, by the key's bits [0, bits); 0 when out of memory.
+ * Sorts the cell entries and the pair list alike. */
+static int sort_by_key(void *items, size_t n, size_t size, int bits)
+{
+    unsigned char *tmp = malloc(n * size);
     size_t *count = malloc(65536 * sizeof *count);
     if (!tmp || !count) {
         free(tmp);
         free(count);
         return 0;
     }
-    entry *src = e, *dst = tmp;
+    unsigned char *src = items, *dst = tmp;
     for (int shift = 0; shift < bits; shift += 16) {
         memset(count, 0, 65536 * sizeof *count);
         for (size_t k = 0; k < n; ++k)
-            count[(src[k].key >> shift) & 0xffff]++;
+            count[(key_at(src + k * size) >> shift) & 0xffff]++;
         size_t sum = 0;
         for (size_t b = 0; b < 65536; ++b) {
             size_t c = count[b];
@@ -57,45 +66,14 @@ static int sort_entries(entry *e, size_t n, int bits)
             sum += c;
         }
         for (size_t k = 0; k < n; ++k)
-            dst[count[(src[k].key >> shift) & 0xffff]++] = src[k];
-        entry *t = src;
+            memcpy(dst + count[(key_at(src + k * size) >> shift) & 0xffff]++ * size,
+                   src + k * size, size);
+        unsigned char *t = src;
         src = dst;
         dst = t;
     }
-    if (src != e)
-        memcpy(e, src, n * sizeof *e);
-    free(tmp);
-    free(count);
-    return 1;
-}
-
-static int sort_u64(uint64_t *v, size_t n)
-{
-    uint64_t *tmp = malloc(n * sizeof *tmp);
-    size_t *count = malloc(65536 * sizeof *count);
-    if (!tmp || !count) {
-        free(tmp);
-        free(count);
-        return 0;
-    }
-    uint64_t *src = v, *dst = tmp;
-    for (int shift = 0; shift < 64; shift += 16) {
-        memset(count, 0, 65536 * sizeof *count);
-        for (size_t k = 0; k < n; ++k)
-            count[(src[k] >> shift) & 0xffff]++;
-        size_t sum = 0;
-        for (size_t b = 0; b < 65536; ++b) {
-            size_t c = count[b];
-            count[b] = sum;
-            sum += c;
-        }
-        for (size_t k = 0; k < n; ++k)
-            dst[count[(src[k] >> shift) & 0xffff]++] = src[k];
-        uint64_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    /* four passes: the result is back in v */
+    if (src != (unsigned char *)items)
+        memcpy(items, src, n * size);
     free(tmp);
     free(count);
     return 1;
@@ -169,7 +147,7 @@ uint32_t *grid_reference_pairs(const float *particles, uint32_t count, const uin
         e[s].key = key;
         e[s].id = id;
     }
-    if (!sort_entries(e, m, 64)) {
+    if (!sort_by_key(e, m, sizeof *e, 64)) {
         free(e);
         *num = SIZE_MAX;
         return NULL;
@@ -232,7 +210,7 @@ uint32_t *grid_reference_pairs(const float *particles, uint32_t count, const uin
     }
     free(pos);
     free(e);
-    if (out.failed || (out.n && !sort_u64(out.v, out.n))) {
+    if (out.failed || (out.n && !sort_by_key(out.v, out.n, sizeof *out.v, 64))) {
         free(out.v);
         *num = SIZE_MAX;
         return NULL;
