@@ -240,24 +240,22 @@ static pleat_status copy_in(pleat_cuda *cu, const pleat_job *job, pleat_cuda_fra
         st = reserve(&cu->in_rest, p->rest_positions ? job->count : 0, 4 * sizeof(float));
     if (st != PLEAT_OK)
         return st;
+    /* the caller's params give m (an empty index list may have no device
+     * copy, yet is still a subset); the device copies replace the arrays */
+    *f = make_frame((const float *)cu->in_particles.data, job->count, p);
+    f->indices = p->indices ? (const uint32_t *)cu->in_indices.data : NULL;
+    f->rest = p->rest_positions ? (const float *)cu->in_rest.data : NULL;
+    f->out = (float *)cu->in_particles.data;
     cudaStream_t s = cu->stream;
-    uint32_t m = p->indices ? p->num_indices : job->count;
-    if (m > 0) /* with no particle taking part, nothing is read (as on the CPU) */
-        cudaMemcpyAsync(cu->in_particles.data, job->particles,
-                        (size_t)job->count * 4 * sizeof(float), cudaMemcpyHostToDevice, s);
+    if (f->m > 0) /* with no particle taking part, nothing is read (as on the CPU) */
+        cudaMemcpyAsync(f->out, job->particles, (size_t)job->count * 4 * sizeof(float),
+                        cudaMemcpyHostToDevice, s);
     if (n_idx)
         cudaMemcpyAsync(cu->in_indices.data, p->indices, n_idx * sizeof(uint32_t),
                         cudaMemcpyHostToDevice, s);
-    if (p->rest_positions && m > 0)
+    if (f->rest && f->m > 0)
         cudaMemcpyAsync(cu->in_rest.data, p->rest_positions,
                         (size_t)job->count * 4 * sizeof(float), cudaMemcpyHostToDevice, s);
-    pleat_params dp = *p;
-    dp.indices = p->indices ? (const uint32_t *)cu->in_indices.data : NULL;
-    dp.rest_positions = p->rest_positions ? (const float *)cu->in_rest.data : NULL;
-    *f = make_frame((const float *)cu->in_particles.data, job->count, &dp);
-    /* an empty index list may have no device copy: it is still a subset */
-    f->m = m;
-    f->out = (float *)cu->in_particles.data;
     return status_of(cudaGetLastError());
 }
 
