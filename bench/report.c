@@ -50,8 +50,9 @@ void bench_report_begin(FILE *out, int json, const bench_header *h)
         json_string(out, h->cpu_model);
         fprintf(out, ", \"compiler\": ");
         json_string(out, h->compiler);
-        fprintf(out, "},\n  \"timing\": {\"clock\": \"CLOCK_MONOTONIC\", \"statistic\": \"median\", "
-                     "\"profile\": %s, \"baseline\": %s, \"seed\": %" PRIu64 "},\n",
+        fprintf(out, "},\n  \"timing\": {\"clock\": \"CLOCK_MONOTONIC\", \"statistic\": %s, "
+                     "\"rounds\": %d, \"profile\": %s, \"baseline\": %s, \"seed\": %" PRIu64 "},\n",
+                h->rounds > 1 ? "\"lowest median of the rounds\"" : "\"median\"", h->rounds,
                 h->profile ? "true" : "false", h->baseline ? "true" : "false", h->seed);
         fprintf(out, "  \"skipped\": [");
         for (int i = 0; i < h->num_skips; ++i) {
@@ -73,7 +74,12 @@ void bench_report_begin(FILE *out, int json, const bench_header *h)
     fprintf(out, "pleat-bench: pleat %s | %s, %d online cores, %s | %s\n", h->pleat_version,
             h->arch, h->online_cores, h->cpu_model, h->compiler);
     fprintf(out, "ms/call: median over repeats of CLOCK_MONOTONIC around pleat_self_collide "
-                 "(start positions re-copied before each call, not timed)\n%s\n",
+                 "(start positions re-copied before each call, not timed)\n");
+    if (h->rounds > 1)
+        fprintf(out, "rounds: every row (and the baseline) timed %d times, rows taking turns; "
+                     "each row shows its round with the lowest median\n",
+                h->rounds);
+    fprintf(out, "%s\n",
             h->profile ? "bounds+keys, sort, sweep, apply: stage medians in ms from "
                          "pleat_context_timings (profiling on: its clock reads are inside ms/call)"
                        : "profiling off: no stage times");

@@ -22,6 +22,7 @@ typedef struct bench_header {
     int profile;         /* stage times measured */
     int baseline;        /* the plain grid is timed */
     uint64_t seed;
+    int rounds;          /* rows timed this often, interleaved; the best round kept */
     const bench_skip *skips;
     int num_skips;
 } bench_header;
