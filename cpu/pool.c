@@ -1,20 +1,33 @@
+/* Workers wait for a new generation of tasks, and the caller for the last
+ * worker to finish one, by spinning a short while (SPIN_NS) before sleeping
+ * on a condition variable: a call runs about ten stages back to back, and
+ * waking a sleeping thread costs tens of microseconds, more than a whole
+ * stage at small sizes. Spinning is only done when every thread can have a
+ * core of its own; with more threads than cores a spinning thread would take
+ * the core a working one needs. Generations and the busy count change under
+ * the lock, so a thread that gives up spinning and sleeps cannot miss one. */
 #include "pool.h"
 #include "core/alloc.h"
+#include "core/clock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#define SPIN_NS 50000.0
 
 struct pleat_pool {
     int threads;
     int started; /* workers actually running */
+    int spin;    /* threads <= online cores */
     pthread_t *workers;
     pthread_mutex_t lock;
     pthread_cond_t wake; /* a new generation or stop */
     pthread_cond_t idle; /* the last worker finished its generation */
-    unsigned long generation;
-    int stop;
-    int busy; /* workers still in the current generation */
+    atomic_ulong generation;
+    atomic_int stop;
+    atomic_int busy; /* workers still in the current generation */
     pleat_task_fn fn;
     void *arg;
     uint32_t tasks;
@@ -28,25 +41,63 @@ static void drain(pleat_pool *pool)
         pool->fn(pool->arg, t);
 }
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Spins until done(pool, seen) holds or SPIN_NS pass; returns whether it holds. */
+static int spin_until(pleat_pool *pool, int (*done)(pleat_pool *, unsigned long), unsigned long seen)
+{
+    if (!pool->spin)
+        return done(pool, seen);
+    double until = pleat_now_ms() + SPIN_NS * 1e-6;
+    for (unsigned i = 1;; ++i) {
+        if (done(pool, seen))
+            return 1;
+        cpu_relax();
+        if (i % 64 == 0 && pleat_now_ms() > until)
+            return 0;
+    }
+}
+
+static int woken(pleat_pool *pool, unsigned long seen)
+{
+    return atomic_load_explicit(&pool->stop, memory_order_acquire) ||
+           atomic_load_explicit(&pool->generation, memory_order_acquire) != seen;
+}
+
+static int finished(pleat_pool *pool, unsigned long unused)
+{
+    (void)unused;
+    return atomic_load_explicit(&pool->busy, memory_order_acquire) == 0;
+}
+
 static void *worker_main(void *p)
 {
     pleat_pool *pool = p;
     unsigned long seen = 0;
-    pthread_mutex_lock(&pool->lock);
     for (;;) {
-        while (!pool->stop && pool->generation == seen)
-            pthread_cond_wait(&pool->wake, &pool->lock);
-        if (pool->stop)
-            break;
-        seen = pool->generation;
-        pthread_mutex_unlock(&pool->lock);
+        if (!spin_until(pool, woken, seen)) {
+            pthread_mutex_lock(&pool->lock);
+            while (!woken(pool, seen))
+                pthread_cond_wait(&pool->wake, &pool->lock);
+            pthread_mutex_unlock(&pool->lock);
+        }
+        if (atomic_load_explicit(&pool->stop, memory_order_acquire))
+            return NULL;
+        seen = atomic_load_explicit(&pool->generation, memory_order_acquire);
         drain(pool);
-        pthread_mutex_lock(&pool->lock);
-        if (--pool->busy == 0)
+        if (atomic_fetch_sub_explicit(&pool->busy, 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&pool->lock);
             pthread_cond_signal(&pool->idle);
+            pthread_mutex_unlock(&pool->lock);
+        }
     }
-    pthread_mutex_unlock(&pool->lock);
-    return NULL;
 }
 
 pleat_pool *pleat_pool_create(int threads)
@@ -57,6 +108,11 @@ pleat_pool *pleat_pool_create(int threads)
     if (!pool)
         return NULL;
     pool->threads = threads;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    pool->spin = cores > 0 && threads <= cores;
+    atomic_init(&pool->generation, 0);
+    atomic_init(&pool->stop, 0);
+    atomic_init(&pool->busy, 0);
     atomic_init(&pool->next, 0);
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->wake, NULL);
@@ -83,7 +139,7 @@ void pleat_pool_destroy(pleat_pool *pool)
     if (!pool)
         return;
     pthread_mutex_lock(&pool->lock);
-    pool->stop = 1;
+    atomic_store_explicit(&pool->stop, 1, memory_order_release);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
     for (int i = 0; i < pool->started; ++i)
@@ -109,20 +165,23 @@ void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *ar
             fn(arg, t);
         return;
     }
-    pthread_mutex_lock(&pool->lock);
+    /* the workers read these after they see the new generation (acquire) */
     pool->fn = fn;
     pool->arg = arg;
     pool->tasks = tasks;
-    atomic_store(&pool->next, 0);
-    pool->busy = pool->started;
-    pool->generation++;
+    atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
+    atomic_store_explicit(&pool->busy, pool->started, memory_order_relaxed);
+    pthread_mutex_lock(&pool->lock);
+    atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
 
     drain(pool);
 
-    pthread_mutex_lock(&pool->lock);
-    while (pool->busy > 0)
-        pthread_cond_wait(&pool->idle, &pool->lock);
-    pthread_mutex_unlock(&pool->lock);
+    if (!spin_until(pool, finished, 0)) {
+        pthread_mutex_lock(&pool->lock);
+        while (!finished(pool, 0))
+            pthread_cond_wait(&pool->idle, &pool->lock);
+        pthread_mutex_unlock(&pool->lock);
+    }
 }
