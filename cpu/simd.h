@@ -39,6 +39,15 @@ static inline unsigned vu_lt(vu a, vu b)
     __m256i lt = _mm256_cmpgt_epi32(_mm256_xor_si256(b, flip), _mm256_xor_si256(a, flip));
     return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(lt));
 }
+/* x - lo < width, unsigned, as a lane mask: (x - lo) ^ 2^31 is x - (lo ^ 2^31),
+ * so with lo and width fixed in a loop the sign flips are hoisted out of it */
+static inline unsigned vu_in_range(vu x, vu lo, vu width)
+{
+    const __m256i flip = _mm256_set1_epi32(INT32_MIN);
+    __m256i d = _mm256_sub_epi32(x, _mm256_xor_si256(lo, flip));
+    return (unsigned)_mm256_movemask_ps(
+        _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_xor_si256(width, flip), d)));
+}
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
 /* lane l of out[c] = row[l][c]: 8 rows {x, y, z, w} to 4 vectors */
 static inline void vf_rows(const float *const row[8], vf out[4])
@@ -85,6 +94,12 @@ static inline unsigned vu_lt(vu a, vu b)
     __m128i lt = _mm_cmplt_epi32(_mm_xor_si128(a, flip), _mm_xor_si128(b, flip));
     return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(lt));
 }
+static inline unsigned vu_in_range(vu x, vu lo, vu width)
+{
+    const __m128i flip = _mm_set1_epi32(INT32_MIN);
+    __m128i d = _mm_sub_epi32(x, _mm_xor_si128(lo, flip));
+    return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(d, _mm_xor_si128(width, flip))));
+}
 static inline vf vf_max(vf a, vf b) { return _mm_max_ps(a, b); }
 static inline void vf_rows(const float *const row[4], vf out[4])
 {
@@ -127,6 +142,7 @@ static inline unsigned vf_lt_mask(vf a, vf b) { return neon_mask(vcltq_f32(a, b)
 static inline vu vu_load(const uint32_t *p) { return vld1q_u32(p); }
 static inline vu vu_set1(uint32_t x) { return vdupq_n_u32(x); }
 static inline unsigned vu_lt(vu a, vu b) { return neon_mask(vcltq_u32(a, b)); }
+static inline unsigned vu_in_range(vu x, vu lo, vu width) { return vu_lt(vsubq_u32(x, lo), width); }
 static inline vf vf_max(vf a, vf b) { return vmaxq_f32(a, b); }
 static inline void vf_rows(const float *const row[4], vf out[4])
 {
@@ -163,6 +179,7 @@ static inline unsigned vf_lt_mask(vf a, vf b) { return a < b; }
 static inline vu vu_load(const uint32_t *p) { return *p; }
 static inline vu vu_set1(uint32_t x) { return x; }
 static inline unsigned vu_lt(vu a, vu b) { return a < b; }
+static inline unsigned vu_in_range(vu x, vu lo, vu width) { return x - lo < width; }
 static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }
 static inline void vf_rows(const float *const row[1], vf out[4])
 {

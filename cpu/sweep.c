@@ -221,28 +221,29 @@ static inline void test_column(sweep_state *st, const block *blk, uint32_t from,
 {
     const uint32_t *keys = st->f->keys;
     const float *pos = st->f->pos;
-    const vu lo = vu_add(blk->lo, vu_set1(off));
-    uint32_t queued = st->queued;
+    const vu lo = vu_add(blk->lo, vu_set1(off)), one = vu_set1(1);
+    size_t queued = st->queued; /* pointer-sized: indexes the queues directly */
     uint64_t tests = 0;
-    for (uint32_t b = from; keys[b] < end_key; ++b) {
+    vu candidate = vu_set1(from);
+    for (size_t b = from; keys[b] < end_key; ++b, candidate = vu_add(candidate, one)) {
         if (queued > QUEUE - PLEAT_W) {
-            st->queued = queued;
+            st->queued = (uint32_t)queued;
             flush(st);
             queued = 0;
         }
-        unsigned in_range = vu_lt(vu_sub(vu_set1(keys[b]), lo), blk->width);
+        unsigned in_range = vu_in_range(vu_set1(keys[b]), lo, blk->width);
         if (own)
-            in_range &= pleat_first_lanes(b - blk->base);
-        const float *p = pos + 4 * (size_t)b;
+            in_range &= pleat_first_lanes((uint32_t)b - blk->base);
+        const float *p = pos + 4 * b;
         vf dx = vf_sub(vf_set1(p[0]), blk->x);
         vf dy = vf_sub(vf_set1(p[1]), blk->y);
         vf dz = vf_sub(vf_set1(p[2]), blk->z);
         unsigned close = vf_le(vf_length2(dx, dy, dz), d2) & in_range;
-        vu_store(st->qb + queued, vu_set1(b));
+        vu_store(st->qb + queued, candidate);
         queued += pleat_compress_lanes(blk->base, close, st->qa + queued);
         tests += (unsigned)__builtin_popcount(in_range);
     }
-    st->queued = queued;
+    st->queued = (uint32_t)queued;
     st->tests += tests;
 }
 
