@@ -64,17 +64,24 @@ static inline uint32_t advance(const uint32_t *keys, uint32_t p, uint32_t target
     }
 }
 
-/* Adds one pair's corrections: a is in the part being swept; b sorts later,
- * most often in the same part. */
-static inline void add_pair(const sweep_state *st, uint32_t a, uint32_t b, const int64_t ci[3],
-                            const int64_t cj[3])
+/* The sums a part writes: a is in the part being swept; b sorts later, most
+ * often in the same part, else its correction is owed (cpu/settle.c). Kept
+ * in locals so the compiler need not reload them after every store. */
+typedef struct sums {
+    int64_t *restrict x, *restrict y, *restrict z;
+    uint32_t end; /* of the part */
+} sums;
+
+static inline void add_pair(const sweep_state *st, const sums *acc, uint32_t a, uint32_t b,
+                            const int64_t ci[3], const int64_t cj[3])
 {
-    int64_t *const acc[3] = {st->f->acc_x, st->f->acc_y, st->f->acc_z};
-    for (int c = 0; c < 3; ++c)
-        acc[c][a] += ci[c];
-    if (b < st->end) {
-        for (int c = 0; c < 3; ++c)
-            acc[c][b] -= cj[c];
+    acc->x[a] += ci[0];
+    acc->y[a] += ci[1];
+    acc->z[a] += ci[2];
+    if (b < acc->end) {
+        acc->x[b] -= cj[0];
+        acc->y[b] -= cj[1];
+        acc->z[b] -= cj[2];
     } else {
         const int64_t owed[3] = {-cj[0], -cj[1], -cj[2]};
         pleat_cpu_owe(st->part, b, owed);
@@ -116,20 +123,26 @@ static void correct_batch(const sweep_state *st, const uint32_t *a, const uint32
         vu_store(ci[a3], vf_trunc_i32(vf_mul(vf_mul(wi, delta), q)));
         vu_store(cj[a3], vf_trunc_i32(vf_mul(vf_mul(wj, delta), q)));
     }
+    /* the rare slow lanes first, so the loop that adds needs no branch */
+    for (unsigned m = live & ~fast; m; m &= m - 1) {
+        unsigned lane = (unsigned)__builtin_ctz(m);
+        const float *pi = f->pos + 4 * (size_t)a[lane], *pj = f->pos + 4 * (size_t)b[lane];
+        int64_t si[3], sj[3];
+        pleat_pair_correction(pj[0] - pi[0], pj[1] - pi[1], pj[2] - pi[2], pi[3], pj[3], k, si, sj);
+        for (int a3 = 0; a3 < 3; ++a3) { /* one pair's correction fits 32 bits */
+            ci[a3][lane] = (uint32_t)(int32_t)si[a3];
+            cj[a3][lane] = (uint32_t)(int32_t)sj[a3];
+        }
+    }
+    const sums acc = {f->acc_x, f->acc_y, f->acc_z, st->end};
     for (unsigned m = live; m; m &= m - 1) {
         unsigned lane = (unsigned)__builtin_ctz(m);
         int64_t si[3], sj[3];
-        if (fast >> lane & 1) {
-            for (int a3 = 0; a3 < 3; ++a3) {
-                si[a3] = (int32_t)ci[a3][lane];
-                sj[a3] = (int32_t)cj[a3][lane];
-            }
-        } else {
-            const float *pi = f->pos + 4 * (size_t)a[lane], *pj = f->pos + 4 * (size_t)b[lane];
-            pleat_pair_correction(pj[0] - pi[0], pj[1] - pi[1], pj[2] - pi[2], pi[3], pj[3], k, si,
-                                  sj);
+        for (int a3 = 0; a3 < 3; ++a3) {
+            si[a3] = (int32_t)ci[a3][lane];
+            sj[a3] = (int32_t)cj[a3][lane];
         }
-        add_pair(st, a[lane], b[lane], si, sj);
+        add_pair(st, &acc, a[lane], b[lane], si, sj);
     }
 }
 
