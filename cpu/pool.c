@@ -4,13 +4,15 @@
  * waking a sleeping thread costs tens of microseconds, more than a whole
  * stage at small sizes. Spinning is only done when every thread can have a
  * core of its own; with more threads than cores a spinning thread would take
- * the core a working one needs. Generations and the busy count change under
+ * the core a working one needs. Other contexts' threads may still be
+ * waiting for a core, so the spin yields it now and then. Generations and the busy count change under
  * the lock, so a thread that gives up spinning and sleeps cannot miss one. */
 #include "pool.h"
 #include "core/alloc.h"
 #include "core/clock.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -60,8 +62,11 @@ static int spin_until(pleat_pool *pool, int (*done)(pleat_pool *, unsigned long)
         if (done(pool, seen))
             return 1;
         cpu_relax();
-        if (i % 64 == 0 && pleat_now_ms() > until)
-            return 0;
+        if (i % 64 == 0) {
+            if (pleat_now_ms() > until)
+                return 0;
+            sched_yield(); /* a thread of another context may want this core */
+        }
     }
 }
 
