@@ -12,9 +12,12 @@
  *
  * Fixed point: corrections are summed per particle in int64 units of
  * quantum = 2^(e - 30), where distance lies in [2^(e-1), 2^e) (e >= -90 so
- * 1 / quantum is a float). One correction is at most the distance, below
- * 2^30 quanta, so it converts through int32: SIMD units have that
- * conversion, not the one to int64.
+ * 1 / quantum is a float). In exact arithmetic one correction is at most the
+ * distance, below 2^30 quanta; in floats it can come out larger when c is
+ * subnormal (a huge inverse mass beside a tiny distance: rounding c inflated
+ * one to 2.5 * 2^30), so every correction is clamped to +-2^30 quanta
+ * (pleat_quanta) and converts through int32: SIMD units have that
+ * conversion, not the one to int64, and out of range it differs by target.
  */
 #ifndef PLEAT_CORE_PAIR_H
 #define PLEAT_CORE_PAIR_H
@@ -27,6 +30,8 @@
 #include <string.h>
 
 #define PLEAT_MIN_QUANTUM_EXPONENT (-90)
+/* The most quanta one correction of one particle may carry. */
+#define PLEAT_MAX_PAIR_QUANTA 0x1p30f
 
 typedef struct pleat_pair_consts {
     float distance;
@@ -85,6 +90,16 @@ PLEAT_HD float pleat_scale2(float x, int e)
     return e >= -126 && e <= 127 ? x * pleat_exp2i(e) : ldexpf(x, e);
 }
 
+/* A correction in quanta (never NaN) as an integer: clamped to
+ * +-PLEAT_MAX_PAIR_QUANTA, then truncated toward zero, the same on every
+ * target. The CPU kernels clamp with vector min(max(x, -M), M): the same. */
+PLEAT_HD int32_t pleat_quanta(float x)
+{
+    x = x > -PLEAT_MAX_PAIR_QUANTA ? x : -PLEAT_MAX_PAIR_QUANTA;
+    x = x < PLEAT_MAX_PAIR_QUANTA ? x : PLEAT_MAX_PAIR_QUANTA;
+    return (int32_t)x;
+}
+
 /* Fixed-point corrections of a colliding pair: x_i gets +ci, x_j gets -cj.
  * Coincident particles (diff exactly zero) get zero.
  *
@@ -117,9 +132,8 @@ PLEAT_HD void pleat_pair_correction(float dx, float dy, float dz, float wi, floa
     float c = k->stiffness * (len - k->distance) / ((wi + wj + FLT_EPSILON) * l);
     for (int a = 0; a < 3; ++a) {
         float delta = c * u[a];
-        /* conversion truncates toward zero, the same on every target */
-        ci[a] = (int32_t)(wi * delta * k->inv_quantum);
-        cj[a] = (int32_t)(wj * delta * k->inv_quantum);
+        ci[a] = pleat_quanta(wi * delta * k->inv_quantum);
+        cj[a] = pleat_quanta(wj * delta * k->inv_quantum);
     }
 }
 

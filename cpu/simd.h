@@ -49,6 +49,7 @@ static inline unsigned vu_in_range(vu x, vu lo, vu width)
         _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_xor_si256(width, flip), d)));
 }
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
+static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
 /* lane l of out[c] = row[l][c]: 8 rows {x, y, z, w} to 4 vectors */
 static inline void vf_rows(const float *const row[8], vf out[4])
 {
@@ -101,6 +102,7 @@ static inline unsigned vu_in_range(vu x, vu lo, vu width)
     return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(d, _mm_xor_si128(width, flip))));
 }
 static inline vf vf_max(vf a, vf b) { return _mm_max_ps(a, b); }
+static inline vf vf_min(vf a, vf b) { return _mm_min_ps(a, b); }
 static inline void vf_rows(const float *const row[4], vf out[4])
 {
     __m128 r0 = _mm_loadu_ps(row[0]), r1 = _mm_loadu_ps(row[1]);
@@ -144,6 +146,7 @@ static inline vu vu_set1(uint32_t x) { return vdupq_n_u32(x); }
 static inline unsigned vu_lt(vu a, vu b) { return neon_mask(vcltq_u32(a, b)); }
 static inline unsigned vu_in_range(vu x, vu lo, vu width) { return vu_lt(vsubq_u32(x, lo), width); }
 static inline vf vf_max(vf a, vf b) { return vmaxq_f32(a, b); }
+static inline vf vf_min(vf a, vf b) { return vminq_f32(a, b); }
 static inline void vf_rows(const float *const row[4], vf out[4])
 {
     float32x4_t r0 = vld1q_f32(row[0]), r1 = vld1q_f32(row[1]);
@@ -181,6 +184,7 @@ static inline vu vu_set1(uint32_t x) { return x; }
 static inline unsigned vu_lt(vu a, vu b) { return a < b; }
 static inline unsigned vu_in_range(vu x, vu lo, vu width) { return x - lo < width; }
 static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }
+static inline vf vf_min(vf a, vf b) { return a < b ? a : b; }
 static inline void vf_rows(const float *const row[1], vf out[4])
 {
     for (int c = 0; c < 4; ++c)

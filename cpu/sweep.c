@@ -88,6 +88,13 @@ static inline void add_pair(const sweep_state *st, const sums *acc, uint32_t a, 
     }
 }
 
+/* pleat_quanta() on W lanes. */
+static inline vu quanta(vf x)
+{
+    const vf least = vf_set1(-PLEAT_MAX_PAIR_QUANTA), most = vf_set1(PLEAT_MAX_PAIR_QUANTA);
+    return vf_trunc_i32(vf_min(vf_max(x, least), most));
+}
+
 /* pleat_pair_correction() on W pairs (lanes in `live`). Coincident lanes give
  * zero; lanes whose scale exponent the bit trick cannot build are redone by
  * the scalar function. */
@@ -120,8 +127,8 @@ static void correct_batch(const sweep_state *st, const uint32_t *a, const uint32
     vf q = vf_set1(k->inv_quantum);
     for (int a3 = 0; a3 < 3; ++a3) {
         vf delta = vf_mul(c, u[a3]);
-        vu_store(ci[a3], vf_trunc_i32(vf_mul(vf_mul(wi, delta), q)));
-        vu_store(cj[a3], vf_trunc_i32(vf_mul(vf_mul(wj, delta), q)));
+        vu_store(ci[a3], quanta(vf_mul(vf_mul(wi, delta), q)));
+        vu_store(cj[a3], quanta(vf_mul(vf_mul(wj, delta), q)));
     }
     /* the rare slow lanes first, so the loop that adds needs no branch */
     for (unsigned m = live & ~fast; m; m &= m - 1) {

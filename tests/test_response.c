@@ -157,6 +157,28 @@ Test(response, huge_distance_tiny_separation_stays_finite)
     pleat_context_destroy(ctx);
 }
 
+/* A huge inverse mass beside a tiny distance makes c subnormal, and its
+ * rounding inflated particle 0's correction to 2.5 * 2^30 quanta: converted
+ * to int32 it became INT32_MIN on x86 (a push the wrong way) and INT32_MAX
+ * on NEON. Clamped, it is 2^30 quanta = 2^-62 (distance 0.95 * 2^-62), away
+ * from particle 1, on every ISA; the pinned particle 1 stays. */
+Test(response, huge_inverse_mass_tiny_distance_is_clamped)
+{
+    pleat_context *ctx = cpu_context(1);
+    float pts[] = {0, 0, 0, 1.96e26f, -0x1.8p-100f, 0, 0, 0};
+    float before[8];
+    memcpy(before, pts, sizeof pts);
+    pleat_params p = pleat_default_params();
+    p.distance = 0x1.e666666p-63f; /* 1.9 * 2^-63 */
+    pleat_stats st;
+    cr_assert_eq(pleat_self_collide(ctx, pts, 2, &p, &st), PLEAT_OK);
+    cr_assert_eq(st.pairs, 1);
+    cr_assert(pts[0] == 0x1p-62f, "x0 = %a, expected 0x1p-62", (double)pts[0]);
+    cr_assert(memcmp(&pts[1], &before[1], 3 * sizeof(float)) == 0);
+    cr_assert(memcmp(&pts[4], &before[4], 4 * sizeof(float)) == 0);
+    pleat_context_destroy(ctx);
+}
+
 /* Only listed particles take part; the others keep their bits even when
  * they overlap a listed one. */
 Test(response, index_subset_leaves_others_alone)
