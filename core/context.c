@@ -7,7 +7,6 @@
 #endif
 
 #include <stdlib.h>
-#include <unistd.h>
 
 const char *pleat_version(void)
 {
@@ -50,12 +49,10 @@ pleat_params pleat_default_params(void)
     return p;
 }
 
-static int online_cores(void)
+static int usable_cores(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1)
-        return 1;
-    return n > PLEAT_MAX_CPU_THREADS ? PLEAT_MAX_CPU_THREADS : (int)n;
+    int n = pleat_pool_cores();
+    return n > PLEAT_MAX_CPU_THREADS ? PLEAT_MAX_CPU_THREADS : n;
 }
 
 pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context **out)
@@ -80,7 +77,7 @@ pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context 
 #endif
     /* AUTO without a usable GPU runs on the CPU */
     if (s == PLEAT_ERROR_BACKEND_UNAVAILABLE && d.backend != PLEAT_BACKEND_CUDA) {
-        int threads = d.cpu_threads ? d.cpu_threads : online_cores();
+        int threads = d.cpu_threads ? d.cpu_threads : usable_cores();
         s = pleat_cpu_create(threads, &ctx->impl, ctx->describe, sizeof ctx->describe);
         ctx->backend = PLEAT_BACKEND_CPU;
         ctx->ops = &pleat_cpu_ops;

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 /* Workers wait for a new generation of tasks, and the caller for the last
  * worker to finish one, by spinning a short while (SPIN_NS) before sleeping
  * on a condition variable: a call runs about ten stages back to back, and
@@ -5,8 +6,10 @@
  * stage at small sizes. Spinning is only done when every thread can have a
  * core of its own; with more threads than cores a spinning thread would take
  * the core a working one needs. Other contexts' threads may still be
- * waiting for a core, so the spin yields it now and then. Generations and the busy count change under
- * the lock, so a thread that gives up spinning and sleeps cannot miss one. */
+ * waiting for a core, so the spin yields it now and then. No wake-up is
+ * lost: a generation changes under the lock, and the last worker to finish
+ * signals under the lock after its decrement of busy, while a sleeper checks
+ * its condition under the lock before it waits. */
 #include "pool.h"
 #include "core/alloc.h"
 #include "core/clock.h"
@@ -14,6 +17,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -22,7 +26,7 @@
 struct pleat_pool {
     int threads;
     int started; /* workers actually running */
-    int spin;    /* threads <= online cores */
+    int spin;    /* threads <= pleat_pool_cores() */
     pthread_t *workers;
     pthread_mutex_t lock;
     pthread_cond_t wake; /* a new generation or stop */
@@ -105,6 +109,17 @@ static void *worker_main(void *p)
     }
 }
 
+int pleat_pool_cores(void)
+{
+#ifdef CPU_COUNT
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+#endif
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 && n < INT_MAX ? (int)n : 1;
+}
+
 pleat_pool *pleat_pool_create(int threads)
 {
     if (threads < 1)
@@ -113,8 +128,7 @@ pleat_pool *pleat_pool_create(int threads)
     if (!pool)
         return NULL;
     pool->threads = threads;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    pool->spin = cores > 0 && threads <= cores;
+    pool->spin = threads <= pleat_pool_cores();
     atomic_init(&pool->generation, 0);
     atomic_init(&pool->stop, 0);
     atomic_init(&pool->busy, 0);

@@ -85,10 +85,11 @@ typedef enum pleat_backend {
 typedef struct pleat_context_desc {
     pleat_backend backend; /**< default PLEAT_BACKEND_AUTO */
     int cpu_threads;       /**< CPU worker threads, 1..PLEAT_MAX_CPU_THREADS;
-                                0 (default) = one per online core. The calling
-                                thread counts as one. With no more threads than
-                                online cores, idle workers spin for up to 50 us
-                                after each stage before they sleep */
+                                0 (default) = one per core the process may run
+                                on (its CPU affinity). The calling thread counts
+                                as one. With no more threads than such cores,
+                                idle workers spin for up to 50 us after each
+                                stage before they sleep */
     int cuda_device;       /**< CUDA device ordinal, >= 0; default 0 */
     int profile;           /**< nonzero: time each stage of every call, for
                                 pleat_context_timings(); costs a clock read per
