@@ -355,6 +355,16 @@ static int online_cores(void)
     return n < 1 ? 1 : n > PLEAT_MAX_CPU_THREADS ? PLEAT_MAX_CPU_THREADS : (int)n;
 }
 
+/* The thread count a CPU context chose, from its description
+ * ("cpu avx2, 2 threads"): with --threads 0 the library picks it (from the
+ * CPU affinity, which may be fewer than the online cores). */
+static int described_threads(const char *describe)
+{
+    const char *comma = strrchr(describe, ',');
+    int n = 0;
+    return comma && sscanf(comma + 1, "%d", &n) == 1 ? n : 0;
+}
+
 static const char *arch_name(void)
 {
 #if defined(__x86_64__) || defined(_M_X64)
@@ -684,7 +694,7 @@ static int run_pleat(const variant *v, int threads, int profile, const scene *sc
     snprintf(row->backend, sizeof row->backend, "%s", v->label);
     snprintf(row->isa, sizeof row->isa, "%s", v->isa);
     snprintf(row->describe, sizeof row->describe, "%s", pleat_context_describe(ctx));
-    row->threads = v->on_cpu ? (threads ? threads : online_cores()) : 0;
+    row->threads = v->on_cpu ? (threads ? threads : described_threads(row->describe)) : 0;
 
     pleat_params params = pleat_default_params();
     params.distance = sc->distance;
