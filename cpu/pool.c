@@ -57,7 +57,8 @@ static inline void cpu_relax(void)
 }
 
 /* Spins until done(pool, seen) holds or SPIN_NS pass; returns whether it holds. */
-static int spin_until(pleat_pool *pool, int (*done)(pleat_pool *, unsigned long), unsigned long seen)
+static int spin_until(pleat_pool *pool, int (*done)(pleat_pool *, unsigned long),
+                      unsigned long seen)
 {
     if (!pool->spin)
         return done(pool, seen);
