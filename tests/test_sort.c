@@ -68,9 +68,10 @@ Test(sort, sizes_and_key_spreads)
                 check(threads, sizes[s], masks[m], 1 + s * 31 + m);
 }
 
-Test(sort, full_64_bit_keys)
+/* Full 64-bit keys (pair lists), many repeated: 6 digits of 11 bits, or 8
+ * of 8 below 4096 keys. */
+static void check_full(size_t n)
 {
-    const size_t n = 200001;
     uint64_t *keys = malloc(n * sizeof *keys), *tmp = malloc(n * sizeof *tmp);
     uint64_t *expect = malloc(n * sizeof *expect);
     cr_assert(keys && tmp && expect);
@@ -86,8 +87,14 @@ Test(sort, full_64_bit_keys)
     free(keys);
 }
 
-/* Bit ranges that do not split into whole 11-bit digits: only the asked
- * bits order the keys, and equal ones keep their input order. */
+Test(sort, full_64_bit_keys)
+{
+    check_full(200001);
+    check_full(3001);
+}
+
+/* Bit ranges: only the asked bits order the keys, and equal ones keep their
+ * input order. */
 static const uint64_t *field_keys;
 static int field_lo, field_hi;
 
@@ -106,10 +113,11 @@ static int cmp_field(const void *a, const void *b)
     return (i > j) - (i < j);
 }
 
-Test(sort, any_bit_range)
+/* Bit ranges that do not split into whole digits (11-bit ones, or 8-bit
+ * ones below 4096 keys). */
+static void check_ranges(size_t n)
 {
     const int ranges[][2] = {{0, 32}, {5, 40}, {32, 64}, {13, 14}, {0, 11}, {3, 61}, {0, 64}};
-    const size_t n = 70001;
     uint64_t *keys = malloc(n * sizeof *keys), *tmp = malloc(n * sizeof *tmp);
     uint64_t *input = malloc(n * sizeof *input);
     size_t *idx = malloc(n * sizeof *idx);
@@ -136,4 +144,10 @@ Test(sort, any_bit_range)
     free(input);
     free(tmp);
     free(keys);
+}
+
+Test(sort, any_bit_range)
+{
+    check_ranges(70001);
+    check_ranges(3001);
 }
