@@ -1,8 +1,9 @@
 /* End of the sort stage: lay the particles out in key order, 16 bytes each,
  * so the sweep reads candidates contiguously, then pad the arrays (see
  * PLEAT_PAD). Rest positions are not copied: the sweep reads the few it
- * needs, those of close pairs, from the caller's array. A call that corrects gets its fixed-point sums
- * zeroed here too, saving a pass. Memory-bound and the same for every ISA. */
+ * needs, those of close pairs, from the caller's array. A call that corrects
+ * gets its fixed-point sums zeroed here too, saving a pass. Memory-bound and
+ * the same for every ISA. */
 #include "cpu.h"
 
 #include <stdint.h>

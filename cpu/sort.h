@@ -15,9 +15,9 @@
 size_t pleat_radix_scratch(int threads);
 
 /* Sorts keys[0..n) by bits [lo_bit, hi_bit) only (0 <= lo_bit < hi_bit <=
- * 64), stably; a digit that is the same for every key costs no pass. tmp holds n entries,
- * scratch pleat_radix_scratch(threads of pool) bytes. Returns the array that
- * holds the result: keys or tmp. */
+ * 64), stably; a digit that is the same for every key costs no pass. tmp
+ * holds n entries, scratch pleat_radix_scratch(threads of pool) bytes.
+ * Returns the array that holds the result: keys or tmp. */
 uint64_t *pleat_radix_sort(pleat_pool *pool, uint64_t *keys, uint64_t *tmp, size_t n, int lo_bit,
                            int hi_bit, void *scratch);
 

@@ -380,11 +380,12 @@ static void cuda_destroy(void *impl)
     if (!cu)
         return;
     cudaSetDevice(cu->device);
-    device_buffer *bufs[] = {&cu->counters, &cu->device_counters, &cu->grid, &cu->bounds, &cu->seen,
-                             &cu->keys,     &cu->order,    &cu->keys_in, &cu->order_in,
-                             &cu->pos,      &cu->rest,     &cu->acc,    &cu->temp,
-                             &cu->list,     &cu->list_tmp, &cu->in_particles,
-                             &cu->in_indices, &cu->in_rest};
+    device_buffer *bufs[] = {&cu->counters,     &cu->device_counters, &cu->grid,
+                             &cu->bounds,       &cu->seen,            &cu->keys,
+                             &cu->order,        &cu->keys_in,         &cu->order_in,
+                             &cu->pos,          &cu->rest,            &cu->acc,
+                             &cu->temp,         &cu->list,            &cu->list_tmp,
+                             &cu->in_particles, &cu->in_indices,      &cu->in_rest};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
         cudaFree(bufs[i]->data);
     if (cu->host)
