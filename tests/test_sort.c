@@ -151,3 +151,46 @@ Test(sort, any_bit_range)
     check_ranges(70001);
     check_ranges(3001);
 }
+
+/* Keys laid out like a 2^k x 2^k cloth: every bucket of a digit holds the
+ * same power-of-two number of keys, so the write fronts crowd into one L1 set
+ * and the sort takes its line-buffered scatter. `shift` entries offset both
+ * arrays from a cache line, so regions start mid-line too; `nudge` moves a
+ * few keys to another bucket so sizes are off by one here and there. */
+static void check_crowded(int threads, size_t n, size_t shift, int nudge)
+{
+    uint64_t *keys_mem = malloc((n + 16) * sizeof *keys_mem);
+    uint64_t *tmp_mem = malloc((n + 16) * sizeof *tmp_mem);
+    uint64_t *expect = malloc(n * sizeof *expect);
+    cr_assert(keys_mem && tmp_mem && expect);
+    /* 64-byte aligned, then shifted */
+    uint64_t *keys = (uint64_t *)(((uintptr_t)keys_mem + 63) / 64 * 64) + shift;
+    uint64_t *tmp = (uint64_t *)(((uintptr_t)tmp_mem + 63) / 64 * 64) + (7 - shift);
+    uint64_t rng = 3 + shift;
+    for (size_t i = 0; i < n; ++i) {
+        /* digit 0 (bits 0-10): 256 buckets; digit 1: 64; digit 2: the rest */
+        uint32_t key = (uint32_t)(i % 256) | (uint32_t)(i / 256 % 64) << 11 |
+                       (uint32_t)(i / 16384) << 22;
+        if (nudge && pleat_scene_random(&rng) % 997 == 0)
+            key ^= 1u << (pleat_scene_random(&rng) % 32);
+        keys[i] = (uint64_t)key << 32 | (uint32_t)i;
+    }
+    memcpy(expect, keys, n * sizeof *keys);
+    qsort(expect, n, sizeof *expect, cmp_high);
+    const uint64_t *got = sort(threads, keys, tmp, n, 32, 64);
+    for (size_t i = 0; i < n; ++i)
+        cr_assert_eq(got[i], expect[i], "threads=%d n=%zu shift=%zu nudge=%d: entry %zu", threads,
+                     n, shift, nudge, i);
+    free(expect);
+    free(tmp_mem);
+    free(keys_mem);
+}
+
+Test(sort, crowded_buckets_any_alignment)
+{
+    for (int threads = 1; threads <= 3; threads += 2)
+        for (size_t shift = 0; shift < 8; ++shift)
+            for (int nudge = 0; nudge <= 1; ++nudge)
+                check_crowded(threads, 65536 + 4 * shift, shift, nudge);
+    check_crowded(3, 1u << 18, 5, 1);
+}
