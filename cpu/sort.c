@@ -71,6 +71,12 @@ static size_t *counters(const sort_job *job, uint32_t p, int d)
     return job->scratch[p].counters + ((size_t)d << job->bits);
 }
 
+/* Where digit d of `bits` bits starts in a key. */
+static int digit_shift(const sort_job *job, int bits, int d)
+{
+    return job->lo_bit + bits * d;
+}
+
 /* Counts `digits` digits of `bits` bits (job->bits) from job->first of keys
  * [begin, end) into count; inlined with constants, its loop over the digits
  * unrolls. */
@@ -80,7 +86,7 @@ static inline void count_digits(const sort_job *job, size_t *count, size_t begin
     int shift[MAX_DIGITS];
     uint64_t mask[MAX_DIGITS];
     for (int q = 0; q < digits; ++q) {
-        shift[q] = job->lo_bit + bits * (job->first + q);
+        shift[q] = digit_shift(job, bits, job->first + q);
         mask[q] = job->mask[job->first + q];
     }
     for (size_t i = begin; i < end; ++i) {
@@ -146,7 +152,7 @@ static void scatter_task(void *arg, uint32_t part)
 {
     const sort_job *job = arg;
     size_t *offset = counters(job, part, job->digit);
-    int shift = job->lo_bit + job->bits * job->digit;
+    int shift = digit_shift(job, job->bits, job->digit);
     uint64_t mask = job->mask[job->digit];
     if (job->buffered) {
         scatter_buffered(job, part, offset, shift, mask);
