@@ -39,10 +39,12 @@ _Static_assert(MAX_DIGITS << NARROW_BITS <= PART_COUNTERS, "narrow digits fit th
 #define L1_SETS 64u
 #define CROWD 8u
 
-/* Per part: counters, then a line buffer and the region start per bucket. */
+/* Per part: counters, then per bucket a line buffer, its next slot and
+ * where the part's region of the bucket starts. */
 typedef struct part_scratch {
     size_t counters[PART_COUNTERS];
     size_t start[MAX_BUCKETS];
+    uint64_t *next[MAX_BUCKETS];
     _Alignas(LINE_BYTES) uint64_t line[MAX_BUCKETS][LINE_KEYS];
 } part_scratch;
 
@@ -111,40 +113,60 @@ static void count_task(void *arg, uint32_t part)
         count_digits(job, count, begin, end, digits, job->bits);
 }
 
-/* Writes dst[q] for q in [from, to) from a bucket's line buffer. */
-static void drain(uint64_t *dst, const uint64_t *line, size_t phase, size_t from, size_t to)
+/* Writes dst[q] for q in [from, to) from a bucket's line buffer, whose slot 0
+ * is position `first`. */
+static void drain(uint64_t *dst, const uint64_t *line, size_t first, size_t from, size_t to)
 {
     for (size_t q = from; q < to; ++q)
-        dst[q] = line[(q + phase) % LINE_KEYS];
+        dst[q] = line[q - first];
 }
 
-/* The scatter through line buffers: a key goes to its slot in the bucket's
- * line, and a full line is copied whole. The region's first line may start
- * before the region (another bucket's or part's keys are there), its last
- * may end after it: those are written key by key. */
-static void scatter_buffered(const sort_job *job, uint32_t part, size_t *offset, int shift,
+/* Of a bucket's line that begins at position `first`: where the region's
+ * keys begin (its first line may begin before the region, where another
+ * bucket's or part's keys go). `first` may wrap below 0, so the test is on
+ * differences. */
+static size_t region_from(size_t first, size_t start)
+{
+    return first + LINE_KEYS - start >= LINE_KEYS ? first : start;
+}
+
+/* The scatter through line buffers. Per bucket: `next` is the slot the next
+ * key takes, the counter the position of the line's slot 0. A full line is
+ * copied whole (or, the region's first, from where the region starts); the
+ * last, partial lines are drained key by key. */
+static void scatter_buffered(const sort_job *job, uint32_t part, size_t *first, int shift,
                              uint64_t mask)
 {
     part_scratch *ps = &job->scratch[part];
     uint64_t *dst = job->dst;
     /* position q sits in slot (q + phase) % LINE_KEYS of its line */
     size_t phase = (size_t)((uintptr_t)dst / sizeof *dst) % LINE_KEYS;
-    memcpy(ps->start, offset, (size_t)(mask + 1) * sizeof *offset);
+    for (size_t b = 0; b <= mask; ++b) {
+        size_t slot = (first[b] + phase) % LINE_KEYS;
+        ps->start[b] = first[b];
+        first[b] -= slot;
+        ps->next[b] = ps->line[b] + slot;
+    }
     size_t end = part_begin(job, part + 1);
     for (size_t i = part_begin(job, part); i < end; ++i) {
         uint64_t k = job->src[i];
-        size_t b = (size_t)((k >> shift) & mask), q = offset[b]++, slot = (q + phase) % LINE_KEYS;
-        ps->line[b][slot] = k;
-        if (slot == LINE_KEYS - 1) {
-            if (q - ps->start[b] >= slot) /* the whole line is the region's */
-                memcpy(dst + q - slot, ps->line[b], LINE_BYTES);
+        size_t b = (size_t)((k >> shift) & mask);
+        uint64_t *slot = ps->next[b];
+        *slot++ = k;
+        ps->next[b] = slot;
+        if ((uintptr_t)slot % LINE_BYTES == 0) { /* the line is full */
+            size_t from = region_from(first[b], ps->start[b]);
+            if (from == first[b])
+                memcpy(dst + from, ps->line[b], LINE_BYTES);
             else
-                drain(dst, ps->line[b], phase, ps->start[b], q + 1);
+                drain(dst, ps->line[b], first[b], from, first[b] + LINE_KEYS);
+            first[b] += LINE_KEYS;
+            ps->next[b] = ps->line[b];
         }
     }
-    for (size_t b = 0; b <= mask; ++b) { /* the last, partial lines */
-        size_t q = offset[b], filled = (q + phase) % LINE_KEYS;
-        drain(dst, ps->line[b], phase, q - ps->start[b] >= filled ? q - filled : ps->start[b], q);
+    for (size_t b = 0; b <= mask; ++b) {
+        size_t filled = (size_t)(ps->next[b] - ps->line[b]);
+        drain(dst, ps->line[b], first[b], region_from(first[b], ps->start[b]), first[b] + filled);
     }
 }
 
