@@ -12,20 +12,35 @@
 #                                           copied over: nvcc and the static
 #                                           CUDA runtime need no GPU to build
 #
-# Each step has a time limit (STEP_TIMEOUT seconds, default 240), so a hung
-# kernel cannot take the whole session.
+# Each step has a time limit (STEP_TIMEOUT seconds, default 150), so a hung
+# kernel cannot take the whole session; after a GPU step runs out of time
+# the benchmarks are skipped. Logs go to $OUT when set (the device tool
+# brings that folder back), else to the build folder.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/gpu}
 arch=${ARCH:-90}
-limit=${STEP_TIMEOUT:-240}
+limit=${STEP_TIMEOUT:-150}
 mkdir -p "$build"
-log=$build/check-on-gpu.log
+# logs where the device tool brings files back ($OUT), else into the build
+logs=${OUT:-$build}
+mkdir -p "$logs"
+log=$logs/check-on-gpu.log
+# nvcc is often installed but not on PATH
+if [[ -z ${CUDACXX:-} ]] && ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export CUDACXX=/usr/local/cuda/bin/nvcc
+fi
 
 step() { echo "== $*"; }
 
 if [[ ${BUILD:-1} != 0 ]]; then
   step "configure + build ($build, sm_$arch)"
+  # a build dir configured from another checkout path (e.g. one carried over)
+  # makes CMake refuse to configure: start it afresh
+  if [[ -f $build/CMakeCache.txt ]] &&
+     ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$(pwd -P)" "$build/CMakeCache.txt"; then
+    rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
+  fi
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPLEAT_CUDA=ON \
     -DPLEAT_CRITERION=OFF -DPLEAT_BUILD_SAMPLES=OFF -DCMAKE_CUDA_ARCHITECTURES="$arch" \
     >"$log" 2>&1 &&
@@ -36,28 +51,39 @@ fi
 run() { timeout "$limit" "$@"; }
 
 step "GPU against CPU, bit for bit"
-run "$build/tests/pleat-check-cuda" 2>&1 | tee "$build/cuda-vs-cpu.txt"
+run "$build/tests/pleat-check-cuda" 2>&1 | tee "$logs/cuda-vs-cpu.txt"
 cuda_rc=${PIPESTATUS[0]}
 
 step "result hashes"
-run "$build/tests/pleat-check" --cuda 2>&1 | tail -2 | tee "$build/hash-cuda.txt"
-run "$build/tests/pleat-check" 2>&1 | tail -2 | tee "$build/hash-cpu.txt"
+run "$build/tests/pleat-check" --cuda >"$logs/hash-cuda.txt" 2>&1
+check_rc=$?
+tail -2 "$logs/hash-cuda.txt"
+run "$build/tests/pleat-check" >"$logs/hash-cpu.txt" 2>&1
+tail -2 "$logs/hash-cpu.txt"
 hash() { grep -o "result hash [0-9a-f]*" "$1" | head -1; }
 
-step "pleat-bench: CUDA rows, no profiling"
-run "$build/bench/pleat-bench" --backend cuda --no-profile --no-baseline \
-  --scenes cloud,folded --sizes 64k,1m,4m 2>&1 | tee "$build/bench.txt"
-step "pleat-bench: CUDA rows, per-stage times"
-run "$build/bench/pleat-bench" --backend cuda --no-baseline --scenes cloud --sizes 1m \
-  2>&1 | tee "$build/bench-stages.txt"
+# a GPU step that ran out of time most likely hangs: do not spend more on it
+: >"$logs/bench.txt"
+if [[ $cuda_rc != 124 && $cuda_rc != 137 && $check_rc != 124 && $check_rc != 137 ]]; then
+  step "pleat-bench: CUDA rows, no profiling"
+  run "$build/bench/pleat-bench" --backend cuda --no-profile --no-baseline \
+    --scenes cloud,folded --sizes 64k,1m,4m 2>&1 | tee "$logs/bench.txt"
+  step "pleat-bench: CUDA rows, per-stage times"
+  run "$build/bench/pleat-bench" --backend cuda --no-baseline --scenes cloud --sizes 1m \
+    2>&1 | tee "$logs/bench-stages.txt"
+fi
 
 step "summary"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
-echo "GPU against CPU: $(tail -1 "$build/cuda-vs-cpu.txt") (exit $cuda_rc)"
-echo "CUDA: $(hash "$build/hash-cuda.txt")"
-echo "CPU:  $(hash "$build/hash-cpu.txt")"
+echo "GPU against CPU: $(tail -1 "$logs/cuda-vs-cpu.txt") (exit $cuda_rc)"
+echo "pleat-check --cuda: $(tail -1 "$logs/hash-cuda.txt") (exit $check_rc)"
+grep "^FAIL" "$logs/cuda-vs-cpu.txt" "$logs/hash-cuda.txt" | head -20
+cuda_hash=$(hash "$logs/hash-cuda.txt")
+cpu_hash=$(hash "$logs/hash-cpu.txt")
+echo "CUDA: $cuda_hash"
+echo "CPU:  $cpu_hash"
 same=0
-[[ -n "$(hash "$build/hash-cpu.txt")" && "$(hash "$build/hash-cuda.txt")" == "$(hash "$build/hash-cpu.txt")" ]] && same=1
+[[ -n $cpu_hash && $cuda_hash == "$cpu_hash" ]] && same=1
 echo "same result hash: $same"
-grep -E "^(cloud|folded) " "$build/bench.txt"
-[[ $cuda_rc == 0 && $same == 1 ]]
+grep -E "^(cloud|folded) " "$logs/bench.txt"
+[[ $cuda_rc == 0 && $check_rc == 0 && $same == 1 ]]
