@@ -151,6 +151,89 @@ static void bad_inputs(pleat_context *gpu)
     }
 }
 
+/* The documented asynchronous path: a stream of the caller's, no stats, then
+ * the same call captured in a CUDA graph and replayed twice. Each result must
+ * equal the CPU's bits; the capture must succeed (no sync, no allocation, no
+ * pageable copy inside it). Also a duplicated index through the device API. */
+static void async_and_graph(pleat_context *cpu, pleat_context *gpu)
+{
+    const char *name = "async/graph";
+    scene sc = scene_make(SCENE_FOLDED, 50000, 1, 77);
+    pleat_params p = pleat_default_params();
+    p.distance = sc.distance;
+    p.rest_positions = sc.rest;
+    size_t floats = (size_t)sc.count * 4, bytes = floats * sizeof(float);
+    float *want = copy_floats(sc.particles, floats);
+    expect(pleat_self_collide(cpu, want, sc.count, &p, NULL) == PLEAT_OK, "cpu call", name);
+
+    cudaStream_t st;
+    if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess)
+        die("cudaStreamCreate");
+    float *d = to_device(sc.particles, bytes);
+    pleat_params dp = p;
+    dp.rest_positions = to_device(sc.rest, bytes);
+    expect(pleat_self_collide_device(gpu, d, sc.count, &dp, st, NULL) == PLEAT_OK, "queued", name);
+    expect(cudaStreamSynchronize(st) == cudaSuccess, "stream sync", name);
+    float *got = from_device(d, floats);
+    expect(memcmp(got, want, bytes) == 0, "async (no stats) particles differ", name);
+    free(got);
+    expect(pleat_context_device_status(gpu) == PLEAT_OK, "device status after async call", name);
+
+    /* a call of this size was seen: the capture needs no allocation */
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    expect(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal) == cudaSuccess, "begin capture",
+           name);
+    pleat_status s = pleat_self_collide_device(gpu, d, sc.count, &dp, st, NULL);
+    cudaError_t ce = cudaStreamEndCapture(st, &graph);
+    expect(s == PLEAT_OK, "call while capturing", name);
+    expect(ce == cudaSuccess, "end capture (capture invalidated?)", name);
+    if (s == PLEAT_OK && ce == cudaSuccess &&
+        cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
+        for (int r = 0; r < 2; ++r) {
+            if (cudaMemcpy(d, sc.particles, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
+                die("cudaMemcpy");
+            expect(cudaGraphLaunch(exec, st) == cudaSuccess &&
+                       cudaStreamSynchronize(st) == cudaSuccess,
+                   "graph launch", name);
+            got = from_device(d, floats);
+            expect(memcmp(got, want, bytes) == 0, "graph replay particles differ", name);
+            free(got);
+        }
+        expect(pleat_context_device_status(gpu) == PLEAT_OK, "device status after replay", name);
+        cudaGraphExecDestroy(exec);
+    } else {
+        expect(0, "graph instantiate", name);
+    }
+    if (graph)
+        cudaGraphDestroy(graph);
+    cudaGetLastError();
+
+    /* a duplicated index, no stats: reported later, buffer unchanged */
+    uint32_t idx[4] = {0, 1, 2, 1};
+    uint32_t *d_idx = to_device(idx, sizeof idx);
+    if (cudaMemcpy(d, sc.particles, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
+        die("cudaMemcpy");
+    pleat_params bad = dp;
+    bad.indices = d_idx;
+    bad.num_indices = 4;
+    expect(pleat_self_collide_device(gpu, d, sc.count, &bad, st, NULL) == PLEAT_OK, "queued dup",
+           name);
+    expect(pleat_context_device_status(gpu) == PLEAT_ERROR_BAD_INDEX, "duplicate index status",
+           name);
+    got = from_device(d, floats);
+    expect(memcmp(got, sc.particles, bytes) == 0, "device buffer changed by a bad call", name);
+    free(got);
+    printf("%-24s %s\n", name, "done");
+
+    cudaFree(d_idx);
+    cudaFree((void *)dp.rest_positions);
+    cudaFree(d);
+    cudaStreamDestroy(st);
+    free(want);
+    scene_free(&sc);
+}
+
 int main(void)
 {
     pleat_context *gpu = make(PLEAT_BACKEND_CUDA), *cpu = make(PLEAT_BACKEND_CPU);
@@ -181,6 +264,7 @@ int main(void)
         }
     }
     bad_inputs(gpu);
+    async_and_graph(cpu, gpu);
     pleat_context_destroy(cpu);
     pleat_context_destroy(gpu);
     printf("%d passed, %d failed\n", checks - failures, failures);
