@@ -36,9 +36,32 @@ typedef struct pleat_cuda {
     device_buffer counters, device_counters;
     device_buffer grid, bounds, seen, keys, order, keys_in, order_in, pos, rest, acc;
     device_buffer temp, list, list_tmp;
+    /* find_pairs' own CUB temp: growing `temp` would free what a captured
+     * device-pointer call's graph still uses */
+    device_buffer pairs_temp;
     /* host-pointer calls: staging copies of the caller's arrays */
     device_buffer in_particles, in_indices, in_rest;
 } pleat_cuda;
+
+/* Makes ctx's device current for one call and restores the caller's after:
+ * cudaSetDevice changes the calling thread's current device, which a
+ * multi-GPU caller relies on. */
+struct device_scope {
+    int previous = -1;
+    bool ok = false;
+    explicit device_scope(int device)
+    {
+        if (cudaGetDevice(&previous) != cudaSuccess)
+            previous = -1;
+        ok = previous == device || cudaSetDevice(device) == cudaSuccess;
+    }
+    ~device_scope()
+    {
+        int now = -1;
+        if (previous >= 0 && cudaGetDevice(&now) == cudaSuccess && now != previous)
+            cudaSetDevice(previous);
+    }
+};
 
 static pleat_status status_of(cudaError_t e)
 {
@@ -285,7 +308,7 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     size_t temp = pleat_cuda_sort_pairs_temp_bytes(total);
     if ((st = reserve(&cu->list, total, 8)) != PLEAT_OK ||
         (st = reserve(&cu->list_tmp, total, 8)) != PLEAT_OK ||
-        (st = reserve(&cu->temp, 1, temp)) != PLEAT_OK)
+        (st = reserve(&cu->pairs_temp, 1, temp)) != PLEAT_OK)
         return st;
     f->mode = PLEAT_CUDA_LIST;
     f->list = (unsigned long long *)cu->list.data;
@@ -294,7 +317,7 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     pleat_cuda_sweep(*f, s);
     /* sorted, then written as i, j uint32 pairs into list */
     e = pleat_cuda_sort_pairs(f->list, (unsigned long long *)cu->list_tmp.data, total,
-                              cu->temp.data, cu->temp.bytes, s);
+                              cu->pairs_temp.data, cu->pairs_temp.bytes, s);
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(job->pairs, f->list, total * 2 * sizeof(uint32_t),
                             cudaMemcpyDeviceToHost, s);
@@ -307,7 +330,8 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
 static pleat_status cuda_run(void *impl, pleat_job *job)
 {
     pleat_cuda *cu = (pleat_cuda *)impl;
-    if (cudaSetDevice(cu->device) != cudaSuccess)
+    device_scope scope(cu->device);
+    if (!scope.ok)
         return PLEAT_ERROR_DEVICE;
     laps l = {job->profile, job->profile ? pleat_now_ms() : 0.0, &job->timings, cu->stream};
     order_after_last(cu, cu->stream);
@@ -328,8 +352,13 @@ static pleat_status cuda_run(void *impl, pleat_job *job)
      * only when a correction could have moved something */
     if (f.m < 2 || f.consts.distance == 0.0f)
         return PLEAT_OK;
-    return status_of(cudaMemcpy(job->particles, f.out, (size_t)job->count * 4 * sizeof(float),
-                                cudaMemcpyDeviceToHost));
+    /* on the context's stream: cudaMemcpy would use the legacy default
+     * stream and wait for the application's work on every blocking stream */
+    cudaError_t e = cudaMemcpyAsync(job->particles, f.out, (size_t)job->count * 4 * sizeof(float),
+                                    cudaMemcpyDeviceToHost, cu->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(cu->stream);
+    return status_of(e);
 }
 
 extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles, uint32_t count,
@@ -338,11 +367,14 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
                                                   pleat_timings *timings)
 {
     pleat_cuda *cu = (pleat_cuda *)impl;
-    if (cudaSetDevice(cu->device) != cudaSuccess)
+    device_scope scope(cu->device);
+    if (!scope.ok)
         return PLEAT_ERROR_DEVICE;
     cudaStream_t s = (cudaStream_t)stream;
     pleat_timings unused;
     memset(timings ? timings : &unused, 0, sizeof unused);
+    /* a sync would invalidate a capture: no stage times while capturing */
+    profile = profile && !capturing(s);
     laps l = {profile, profile ? pleat_now_ms() : 0.0, timings ? timings : &unused, s};
     pleat_cuda_frame f = make_frame(d_particles, count, params);
     f.out = d_particles;
@@ -385,6 +417,7 @@ static void cuda_destroy(void *impl)
                              &cu->order,        &cu->keys_in,         &cu->order_in,
                              &cu->pos,          &cu->rest,            &cu->acc,
                              &cu->temp,         &cu->list,            &cu->list_tmp,
+                             &cu->pairs_temp,
                              &cu->in_particles, &cu->in_indices,      &cu->in_rest};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
         cudaFree(bufs[i]->data);
