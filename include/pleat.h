@@ -17,7 +17,9 @@
  *   before it writes anything).
  * - Thread rules: a context is used by one thread at a time; separate
  *   contexts may be used from separate threads at the same time (they may
- *   read the same const input arrays). Sharing one context is detected, not
+ *   read the same const input arrays, and may correct disjoint index subsets
+ *   of one particle array: a call writes only particles of its own subset,
+ *   and only those its corrections move). Sharing one context is detected, not
  *   undefined: a pleat_self_collide(), pleat_find_pairs() or
  *   pleat_self_collide_device() call that starts while another call on the
  *   same context is running returns PLEAT_ERROR_INVALID_ARGUMENT at once,
