@@ -1,5 +1,6 @@
-/* Stage 4 on the GPU: add the fixed-point sums to the caller's particles,
- * unless a check failed (then nothing is written). */
+/* Stage 4 on the GPU: add the fixed-point sums to the caller's particles
+ * (device-pointer calls) or list the moved ones for the host (host-pointer
+ * calls), unless a check failed (then nothing is written). */
 #include "frame.cuh"
 
 __global__ void apply_kernel(pleat_cuda_frame f)
@@ -7,10 +8,19 @@ __global__ void apply_kernel(pleat_cuda_frame f)
     uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= f.m || f.counters->flags != 0)
         return;
-    float *p = f.out + 4 * (size_t)f.order[s];
+    uint32_t i = f.order[s];
+    float *p = f.out + 4 * (size_t)i, v[3];
+    bool moved = false;
     for (int c = 0; c < 3; ++c) {
         int64_t sum = (int64_t)f.acc[(size_t)c * f.m + s];
-        p[c] = pleat_apply_sum(p[c], sum, &f.consts);
+        moved |= sum != 0;
+        v[c] = pleat_apply_sum(p[c], sum, &f.consts);
+    }
+    if (f.moved) {
+        f.moved[s] = pleat_cuda_moved{v[0], v[1], v[2], moved ? i : PLEAT_CUDA_UNMOVED};
+    } else if (moved) { /* an unmoved particle's bits stay as they are */
+        for (int c = 0; c < 3; ++c)
+            p[c] = v[c];
     }
 }
 

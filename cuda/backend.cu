@@ -39,8 +39,11 @@ typedef struct pleat_cuda {
     /* find_pairs' own CUB temp: growing `temp` would free what a captured
      * device-pointer call's graph still uses */
     device_buffer pairs_temp;
-    /* host-pointer calls: staging copies of the caller's arrays */
-    device_buffer in_particles, in_indices, in_rest;
+    /* host-pointer calls: staging copies of the caller's arrays, and the
+     * moved particles, on the device and in pinned host memory */
+    device_buffer in_particles, in_indices, in_rest, moved;
+    pleat_cuda_moved *host_moved;
+    size_t host_moved_count;
 } pleat_cuda;
 
 /* Makes ctx's device current for one call and restores the caller's after:
@@ -88,6 +91,23 @@ static pleat_status reserve(device_buffer *b, size_t count, size_t size)
     cudaFree(b->data);
     b->data = data;
     b->bytes = bytes;
+    return PLEAT_OK;
+}
+
+/* Grows the pinned copy of the moved list (host-pointer calls only). */
+static pleat_status reserve_host_moved(pleat_cuda *cu, size_t count)
+{
+    if (count <= cu->host_moved_count)
+        return PLEAT_OK;
+    void *data = NULL;
+    cudaError_t e = cudaMallocHost(&data, count * sizeof(pleat_cuda_moved));
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return status_of(e);
+    }
+    cudaFreeHost(cu->host_moved);
+    cu->host_moved = (pleat_cuda_moved *)data;
+    cu->host_moved_count = count;
     return PLEAT_OK;
 }
 
@@ -261,6 +281,11 @@ static pleat_status copy_in(pleat_cuda *cu, const pleat_job *job, pleat_cuda_fra
         st = reserve(&cu->in_indices, n_idx, sizeof(uint32_t));
     if (st == PLEAT_OK)
         st = reserve(&cu->in_rest, p->rest_positions ? job->count : 0, 4 * sizeof(float));
+    size_t m = p->indices ? p->num_indices : job->count;
+    if (st == PLEAT_OK && job->kind == PLEAT_JOB_COLLIDE)
+        st = reserve(&cu->moved, m, sizeof(pleat_cuda_moved));
+    if (st == PLEAT_OK && job->kind == PLEAT_JOB_COLLIDE)
+        st = reserve_host_moved(cu, m);
     if (st != PLEAT_OK)
         return st;
     /* the caller's params give m (an empty index list may have no device
@@ -269,7 +294,11 @@ static pleat_status copy_in(pleat_cuda *cu, const pleat_job *job, pleat_cuda_fra
     f->indices = p->indices ? (const uint32_t *)cu->in_indices.data : NULL;
     f->rest = p->rest_positions ? (const float *)cu->in_rest.data : NULL;
     f->out = (float *)cu->in_particles.data;
+    f->moved = (pleat_cuda_moved *)cu->moved.data;
     cudaStream_t s = cu->stream;
+    /* the whole array, subset or not: the kernels index it by particle.
+     * Particles outside the subset are read but never used or written back,
+     * so another context may be correcting them meanwhile. */
     if (f->m > 0) /* with no particle taking part, nothing is read (as on the CPU) */
         cudaMemcpyAsync(f->out, job->particles, (size_t)job->count * 4 * sizeof(float),
                         cudaMemcpyHostToDevice, s);
@@ -327,6 +356,29 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     return status_of(e);
 }
 
+/* Writes the moved particles (only those, as the CPU does) into the
+ * caller's array. The copy runs on the context's stream: cudaMemcpy would
+ * use the legacy default stream and wait for the application's work. */
+static pleat_status copy_out_moved(pleat_cuda *cu, pleat_job *job, const pleat_cuda_frame &f)
+{
+    cudaError_t e = cudaMemcpyAsync(cu->host_moved, f.moved, (size_t)f.m * sizeof *f.moved,
+                                    cudaMemcpyDeviceToHost, cu->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(cu->stream);
+    if (e != cudaSuccess)
+        return status_of(e);
+    for (uint32_t s = 0; s < f.m; ++s) {
+        const pleat_cuda_moved *mv = &cu->host_moved[s];
+        if (mv->particle == PLEAT_CUDA_UNMOVED)
+            continue;
+        float *p = job->particles + 4 * (size_t)mv->particle;
+        p[0] = mv->x;
+        p[1] = mv->y;
+        p[2] = mv->z;
+    }
+    return PLEAT_OK;
+}
+
 static pleat_status cuda_run(void *impl, pleat_job *job)
 {
     pleat_cuda *cu = (pleat_cuda *)impl;
@@ -352,13 +404,7 @@ static pleat_status cuda_run(void *impl, pleat_job *job)
      * only when a correction could have moved something */
     if (f.m < 2 || f.consts.distance == 0.0f)
         return PLEAT_OK;
-    /* on the context's stream: cudaMemcpy would use the legacy default
-     * stream and wait for the application's work on every blocking stream */
-    cudaError_t e = cudaMemcpyAsync(job->particles, f.out, (size_t)job->count * 4 * sizeof(float),
-                                    cudaMemcpyDeviceToHost, cu->stream);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(cu->stream);
-    return status_of(e);
+    return copy_out_moved(cu, job, f);
 }
 
 extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles, uint32_t count,
@@ -397,7 +443,8 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
 extern "C" pleat_status pleat_cuda_device_status(void *impl)
 {
     pleat_cuda *cu = (pleat_cuda *)impl;
-    if (cudaSetDevice(cu->device) != cudaSuccess || !cu->device_counters.data)
+    device_scope scope(cu->device);
+    if (!scope.ok || !cu->device_counters.data)
         return cu->device_counters.data ? PLEAT_ERROR_DEVICE : PLEAT_OK;
     cudaError_t e = cudaMemcpyAsync(cu->host, cu->device_counters.data, sizeof *cu->host,
                                     cudaMemcpyDeviceToHost, cu->last_stream);
@@ -418,9 +465,12 @@ static void cuda_destroy(void *impl)
                              &cu->pos,          &cu->rest,            &cu->acc,
                              &cu->temp,         &cu->list,            &cu->list_tmp,
                              &cu->pairs_temp,
-                             &cu->in_particles, &cu->in_indices,      &cu->in_rest};
+                             &cu->in_particles, &cu->in_indices,      &cu->in_rest,
+                             &cu->moved};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
         cudaFree(bufs[i]->data);
+    if (cu->host_moved)
+        cudaFreeHost(cu->host_moved);
     if (cu->host)
         cudaFreeHost(cu->host);
     if (cu->done)

@@ -32,13 +32,25 @@ typedef struct pleat_cuda_counters {
     unsigned int flags;
 } pleat_cuda_counters;
 
+/* What apply leaves for a host-pointer call, per taking-part slot: the new
+ * position and the particle, or PLEAT_CUDA_UNMOVED when no sum moved it. The
+ * host writes back only the moved ones, as the CPU's apply does, so calls on
+ * disjoint subsets of one array from separate contexts never undo each
+ * other. */
+typedef struct pleat_cuda_moved {
+    float x, y, z;
+    uint32_t particle;
+} pleat_cuda_moved;
+#define PLEAT_CUDA_UNMOVED UINT32_MAX
+
 typedef struct pleat_cuda_frame {
     const float *particles;  /* device, count x 4 */
     uint32_t count;
     const uint32_t *indices; /* device or NULL */
     uint32_t m;
     const float *rest;       /* device or NULL */
-    float *out;              /* where apply writes (device) */
+    float *out;              /* where apply writes (device), when moved is NULL */
+    pleat_cuda_moved *moved; /* device, m entries, or NULL: apply writes out */
     pleat_pair_consts consts;
     pleat_cuda_mode mode;
 
