@@ -215,7 +215,7 @@ static void order_after_last(pleat_cuda *cu, cudaStream_t s)
         cudaStreamWaitEvent(s, cu->done, 0);
 }
 
-/* Marks the end of a device-pointer call's work on s for order_after_last. */
+/* Marks the end of a call's work on s for order_after_last. */
 static void mark_done(pleat_cuda *cu, cudaStream_t s)
 {
     if (!capturing(s) && cudaEventRecord(cu->done, s) == cudaSuccess)
@@ -379,12 +379,8 @@ static pleat_status copy_out_moved(pleat_cuda *cu, pleat_job *job, const pleat_c
     return PLEAT_OK;
 }
 
-static pleat_status cuda_run(void *impl, pleat_job *job)
+static pleat_status run_host_job(pleat_cuda *cu, pleat_job *job)
 {
-    pleat_cuda *cu = (pleat_cuda *)impl;
-    device_scope scope(cu->device);
-    if (!scope.ok)
-        return PLEAT_ERROR_DEVICE;
     laps l = {job->profile, job->profile ? pleat_now_ms() : 0.0, &job->timings, cu->stream};
     order_after_last(cu, cu->stream);
     pleat_cuda_frame f;
@@ -407,6 +403,19 @@ static pleat_status cuda_run(void *impl, pleat_job *job)
     return copy_out_moved(cu, job, f);
 }
 
+static pleat_status cuda_run(void *impl, pleat_job *job)
+{
+    pleat_cuda *cu = (pleat_cuda *)impl;
+    device_scope scope(cu->device);
+    if (!scope.ok)
+        return PLEAT_ERROR_DEVICE;
+    pleat_status st = run_host_job(cu, job);
+    /* a call that failed midway may leave work queued on the scratch: a
+     * device-pointer call on another stream must wait for it */
+    mark_done(cu, cu->stream);
+    return st;
+}
+
 extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles, uint32_t count,
                                                   const pleat_params *params, void *stream,
                                                   pleat_stats *stats, int profile,
@@ -426,10 +435,9 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
     f.out = d_particles;
     order_after_last(cu, s);
     pleat_status st = queue_collide(cu, &f, &cu->device_counters, &l);
-    if (st == PLEAT_OK) {
+    mark_done(cu, s); /* a failed call may have queued work on the scratch too */
+    if (st == PLEAT_OK)
         cu->last_stream = s;
-        mark_done(cu, s);
-    }
     if (st == PLEAT_OK && stats) {
         st = read_counters(cu, f, s);
         if (st == PLEAT_OK) {
@@ -458,7 +466,7 @@ static void cuda_destroy(void *impl)
     pleat_cuda *cu = (pleat_cuda *)impl;
     if (!cu)
         return;
-    cudaSetDevice(cu->device);
+    device_scope scope(cu->device);
     device_buffer *bufs[] = {&cu->counters,     &cu->device_counters, &cu->grid,
                              &cu->bounds,       &cu->seen,            &cu->keys,
                              &cu->order,        &cu->keys_in,         &cu->order_in,
@@ -492,9 +500,13 @@ extern "C" pleat_status pleat_cuda_create(int device, void **impl, char *describ
         cudaGetLastError();
         return PLEAT_ERROR_BACKEND_UNAVAILABLE;
     }
+    /* present but unusable (exclusive mode, error state): AUTO falls back */
+    device_scope scope(device);
     cudaDeviceProp prop;
-    if (cudaSetDevice(device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess)
-        return PLEAT_ERROR_DEVICE;
+    if (!scope.ok || cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+        cudaGetLastError();
+        return PLEAT_ERROR_BACKEND_UNAVAILABLE;
+    }
     pleat_cuda *cu = new (std::nothrow) pleat_cuda();
     if (!cu)
         return PLEAT_ERROR_OUT_OF_MEMORY;

@@ -112,7 +112,9 @@ typedef struct pleat_context pleat_context;
  * the context, which the caller destroys with pleat_context_destroy().
  * Errors: out NULL, backend unknown, cpu_threads outside 0..PLEAT_MAX_CPU_THREADS
  * or cuda_device < 0 -> INVALID_ARGUMENT; PLEAT_BACKEND_CUDA on a build or
- * machine without CUDA -> BACKEND_UNAVAILABLE; OUT_OF_MEMORY. *out is written
+ * machine without CUDA, or whose device cannot be used (held by another
+ * process in exclusive mode, in an error state) -> BACKEND_UNAVAILABLE, and
+ * PLEAT_BACKEND_AUTO then runs on the CPU; OUT_OF_MEMORY. *out is written
  * only on success.
  * The environment variable PLEAT_CPU_ISA (scalar, ...) forces the CPU kernel
  * variant; a variant this build or CPU lacks -> BACKEND_UNAVAILABLE.
