@@ -379,6 +379,8 @@ static pleat_status copy_out_moved(pleat_cuda *cu, pleat_job *job, const pleat_c
     return PLEAT_OK;
 }
 
+/* A host-pointer call: copy in, run the stages, check the flags, then write
+ * back the moved particles. */
 static pleat_status run_host_job(pleat_cuda *cu, pleat_job *job)
 {
     laps l = {job->profile, job->profile ? pleat_now_ms() : 0.0, &job->timings, cu->stream};
