@@ -18,6 +18,7 @@
  */
 #include <pleat.h>
 #include "scenes.h" /* pleat_scene_uniform */
+#include "subsets.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -169,59 +170,14 @@ static void init_worker(worker *w, pleat_context *ctx, const job *jobs, int num_
     atomic_init(&w->wrong, 0);
 }
 
-/* Mode 4: `rounds` corrections of one subset of a shared array. */
-typedef struct subset {
-    pthread_t thread;
-    pleat_context *ctx;
-    float *particles;
-    uint32_t n;
-    pleat_params params;
-    int ok;
-} subset;
-
-static void *run_subset(void *arg)
-{
-    subset *w = arg;
-    w->ok = 1;
-    for (int r = 0; r < 4; ++r)
-        w->ok &= pleat_self_collide(w->ctx, w->particles, w->n, &w->params, NULL) == PLEAT_OK;
-    return NULL;
-}
-
 static void disjoint_subsets(const job *j)
 {
-    size_t bytes = 16 * (size_t)j->n;
-    float *want = malloc(bytes), *got = malloc(bytes);
-    uint32_t *idx[2] = {malloc(j->n / 2 * sizeof(uint32_t)), malloc(j->n / 2 * sizeof(uint32_t))};
-    if (!want || !got || !idx[0] || !idx[1])
-        exit(1);
-    memcpy(want, j->particles, bytes);
-    memcpy(got, j->particles, bytes);
-    subset w[2];
-    for (int h = 0; h < 2; ++h) {
-        for (uint32_t k = 0; k < j->n / 2; ++k)
-            idx[h][k] = 2 * k + (uint32_t)h; /* interleaved: shared cache lines */
-        w[h] = (subset){0, context("scalar", 1), want, j->n, j->params, 0};
-        w[h].params.indices = idx[h];
-        w[h].params.num_indices = j->n / 2;
-        run_subset(&w[h]); /* the reference: one subset after the other */
-        CHECK(w[h].ok, "subset reference");
-        pleat_context_destroy(w[h].ctx);
-        w[h].ctx = context("", 2);
-        w[h].particles = got;
-    }
-    for (int h = 0; h < 2; ++h)
-        pthread_create(&w[h].thread, NULL, run_subset, &w[h]);
-    for (int h = 0; h < 2; ++h) {
-        pthread_join(w[h].thread, NULL);
-        CHECK(w[h].ok, "subset calls");
-        pleat_context_destroy(w[h].ctx);
-        free(idx[h]);
-    }
-    CHECK(memcmp(got, want, bytes) == 0, "disjoint subsets: a correction was undone");
+    pleat_context *ctx[3] = {context("scalar", 1), context("", 2), context("", 2)};
+    const char *why = subsets_check(ctx[0], ctx[1], ctx[2], j->particles, j->n, &j->params, 4);
+    CHECK(why == NULL, "disjoint subsets: %s", why);
+    for (int k = 0; k < 3; ++k)
+        pleat_context_destroy(ctx[k]);
     printf("disjoint subsets of one array: 2 threads at once\n");
-    free(got);
-    free(want);
 }
 
 int main(void)

@@ -14,9 +14,9 @@
  */
 #include "reference.h"
 #include "scenes.h"
+#include "subsets.h"
 
 #include <cuda_runtime_api.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,71 +237,21 @@ static void async_and_graph(pleat_context *cpu, pleat_context *gpu)
     scene_free(&sc);
 }
 
-/* One thread's share of shared_array(): `rounds` corrections of a subset. */
-typedef struct subset_job {
-    pleat_context *ctx;
-    float *particles;
-    uint32_t count;
-    pleat_params params;
-    int rounds;
-    pleat_status status;
-} subset_job;
-
-static void *run_subset(void *arg)
-{
-    subset_job *j = arg;
-    j->status = PLEAT_OK;
-    for (int r = 0; r < j->rounds && j->status == PLEAT_OK; ++r)
-        j->status = pleat_self_collide(j->ctx, j->particles, j->count, &j->params, NULL);
-    return NULL;
-}
-
 /* Two CUDA contexts on two threads correct the even and the odd particles of
- * one host array at the same time. A call reads and writes only its subset's
- * particles, so the result must be the CPU's, run one subset after the
- * other: a context that wrote back particles it did not move would undo the
- * other's corrections. */
+ * one host array at the same time: the result must be the CPU's, run one
+ * subset after the other (a context that wrote back particles it did not
+ * move would undo the other's corrections). */
 static void shared_array(pleat_context *cpu)
 {
-    const char *name = "shared array";
-    const int rounds = 20;
     scene sc = scene_make(SCENE_CLOUD, 40000, 0, 91);
-    uint32_t half = sc.count / 2, *idx[2];
-    for (int h = 0; h < 2; ++h) {
-        idx[h] = malloc(half * sizeof *idx[h]);
-        if (!idx[h])
-            die("out of memory");
-        for (uint32_t k = 0; k < half; ++k)
-            idx[h][k] = 2 * k + (uint32_t)h; /* interleaved: they share cache lines */
-    }
-    size_t floats = (size_t)sc.count * 4;
-    float *want = copy_floats(sc.particles, floats), *got = copy_floats(sc.particles, floats);
-    subset_job jobs[2];
-    pthread_t threads[2];
-    for (int h = 0; h < 2; ++h) {
-        pleat_params p = pleat_default_params();
-        p.distance = sc.distance;
-        p.indices = idx[h];
-        p.num_indices = half;
-        jobs[h] = (subset_job){cpu, want, sc.count, p, rounds, PLEAT_OK};
-        run_subset(&jobs[h]);
-        expect(jobs[h].status == PLEAT_OK, "cpu calls", name);
-        jobs[h].ctx = make(PLEAT_BACKEND_CUDA);
-        jobs[h].particles = got;
-    }
-    for (int h = 0; h < 2; ++h)
-        if (pthread_create(&threads[h], NULL, run_subset, &jobs[h]) != 0)
-            die("pthread_create");
-    for (int h = 0; h < 2; ++h) {
-        pthread_join(threads[h], NULL);
-        expect(jobs[h].status == PLEAT_OK, "cuda calls", name);
-        pleat_context_destroy(jobs[h].ctx);
-        free(idx[h]);
-    }
-    expect(memcmp(got, want, floats * sizeof *got) == 0, "particles differ from the CPU's", name);
-    printf("%-24s %s\n", name, "done");
-    free(got);
-    free(want);
+    pleat_params p = pleat_default_params();
+    p.distance = sc.distance;
+    pleat_context *a = make(PLEAT_BACKEND_CUDA), *b = make(PLEAT_BACKEND_CUDA);
+    const char *why = subsets_check(cpu, a, b, sc.particles, sc.count, &p, 20);
+    expect(why == NULL, why ? why : "", "shared array");
+    printf("%-24s %s\n", "shared array", "done");
+    pleat_context_destroy(a);
+    pleat_context_destroy(b);
     scene_free(&sc);
 }
 
