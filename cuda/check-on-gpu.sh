@@ -2,7 +2,7 @@
 # The GPU check in one command, for a machine with an NVIDIA GPU: the GPU
 # against the CPU bit for bit (every scene kind, the device-pointer API, bad
 # inputs), the result hashes of both, and the CUDA rows of pleat-bench (host
-# and device pointers, 64k to 4M), then one summary.
+# and device pointers, 1k to 4M), then one summary.
 #
 #   cuda/check-on-gpu.sh [build-dir]        configure + build (needs CMake,
 #                                           Ninja, nvcc; ARCH=90 by default),
@@ -67,7 +67,7 @@ hash() { grep -o "result hash [0-9a-f]*" "$1" | head -1; }
 if [[ $cuda_rc != 124 && $cuda_rc != 137 && $check_rc != 124 && $check_rc != 137 ]]; then
   step "pleat-bench: CUDA rows, no profiling"
   run "$build/bench/pleat-bench" --backend cuda --no-profile --no-baseline \
-    --scenes cloud,folded --sizes 64k,1m,4m 2>&1 | tee "$logs/bench.txt"
+    --scenes cloud,folded --sizes 1k,16k,64k,1m,4m 2>&1 | tee "$logs/bench.txt"
   step "pleat-bench: CUDA rows, per-stage times"
   run "$build/bench/pleat-bench" --backend cuda --no-baseline --scenes cloud --sizes 1m \
     2>&1 | tee "$logs/bench-stages.txt"
