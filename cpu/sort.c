@@ -245,14 +245,13 @@ uint64_t *pleat_radix_sort(pleat_pool *pool, uint64_t *keys, uint64_t *tmp, size
     uint64_t *src = keys, *dst = tmp;
     int moved = 0; /* keys moved between parts since they were counted */
     for (int d = 0; d < digits; ++d) {
+        job.src = src;
+        job.dst = dst;
         if (moved && parts > 1) {
-            job.src = src;
             job.first = d;
             job.last = d + 1;
             pleat_pool_run(pool, parts, count_task, &job);
         }
-        job.src = src;
-        job.dst = dst;
         if (!offsets(&job, d))
             continue; /* every key has this digit: order unchanged */
         job.digit = d;
