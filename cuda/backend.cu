@@ -17,9 +17,11 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A grow-only buffer in device memory, or in pinned host memory. */
 struct device_buffer {
     void *data;
     size_t bytes;
+    bool pinned;
 };
 
 typedef struct pleat_cuda {
@@ -41,9 +43,7 @@ typedef struct pleat_cuda {
     device_buffer pairs_temp;
     /* host-pointer calls: staging copies of the caller's arrays, and the
      * moved particles, on the device and in pinned host memory */
-    device_buffer in_particles, in_indices, in_rest, moved;
-    pleat_cuda_moved *host_moved;
-    size_t host_moved_count;
+    device_buffer in_particles, in_indices, in_rest, moved, host_moved;
 } pleat_cuda;
 
 /* Makes ctx's device current for one call and restores the caller's after:
@@ -73,6 +73,14 @@ static pleat_status status_of(cudaError_t e)
     return e == cudaErrorMemoryAllocation ? PLEAT_ERROR_OUT_OF_MEMORY : PLEAT_ERROR_DEVICE;
 }
 
+static void release(device_buffer *b)
+{
+    if (b->pinned)
+        cudaFreeHost(b->data);
+    else
+        cudaFree(b->data);
+}
+
 /* Grow-only, like core/buffer.c; never called while a graph is captured
  * once the sizes have been seen. */
 static pleat_status reserve(device_buffer *b, size_t count, size_t size)
@@ -83,31 +91,14 @@ static pleat_status reserve(device_buffer *b, size_t count, size_t size)
     if (bytes <= b->bytes)
         return PLEAT_OK;
     void *data = NULL;
-    cudaError_t e = cudaMalloc(&data, bytes);
+    cudaError_t e = b->pinned ? cudaMallocHost(&data, bytes) : cudaMalloc(&data, bytes);
     if (e != cudaSuccess) {
         cudaGetLastError(); /* clear it */
         return status_of(e);
     }
-    cudaFree(b->data);
+    release(b);
     b->data = data;
     b->bytes = bytes;
-    return PLEAT_OK;
-}
-
-/* Grows the pinned copy of the moved list (host-pointer calls only). */
-static pleat_status reserve_host_moved(pleat_cuda *cu, size_t count)
-{
-    if (count <= cu->host_moved_count)
-        return PLEAT_OK;
-    void *data = NULL;
-    cudaError_t e = cudaMallocHost(&data, count * sizeof(pleat_cuda_moved));
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        return status_of(e);
-    }
-    cudaFreeHost(cu->host_moved);
-    cu->host_moved = (pleat_cuda_moved *)data;
-    cu->host_moved_count = count;
     return PLEAT_OK;
 }
 
@@ -282,10 +273,11 @@ static pleat_status copy_in(pleat_cuda *cu, const pleat_job *job, pleat_cuda_fra
     if (st == PLEAT_OK)
         st = reserve(&cu->in_rest, p->rest_positions ? job->count : 0, 4 * sizeof(float));
     size_t m = p->indices ? p->num_indices : job->count;
-    if (st == PLEAT_OK && job->kind == PLEAT_JOB_COLLIDE)
+    if (st == PLEAT_OK && job->kind == PLEAT_JOB_COLLIDE) {
         st = reserve(&cu->moved, m, sizeof(pleat_cuda_moved));
-    if (st == PLEAT_OK && job->kind == PLEAT_JOB_COLLIDE)
-        st = reserve_host_moved(cu, m);
+        if (st == PLEAT_OK)
+            st = reserve(&cu->host_moved, m, sizeof(pleat_cuda_moved));
+    }
     if (st != PLEAT_OK)
         return st;
     /* the caller's params give m (an empty index list may have no device
@@ -361,14 +353,15 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
  * use the legacy default stream and wait for the application's work. */
 static pleat_status copy_out_moved(pleat_cuda *cu, pleat_job *job, const pleat_cuda_frame &f)
 {
-    cudaError_t e = cudaMemcpyAsync(cu->host_moved, f.moved, (size_t)f.m * sizeof *f.moved,
+    const pleat_cuda_moved *moved = (const pleat_cuda_moved *)cu->host_moved.data;
+    cudaError_t e = cudaMemcpyAsync(cu->host_moved.data, f.moved, (size_t)f.m * sizeof *f.moved,
                                     cudaMemcpyDeviceToHost, cu->stream);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(cu->stream);
     if (e != cudaSuccess)
         return status_of(e);
     for (uint32_t s = 0; s < f.m; ++s) {
-        const pleat_cuda_moved *mv = &cu->host_moved[s];
+        const pleat_cuda_moved *mv = &moved[s];
         if (mv->particle == PLEAT_CUDA_UNMOVED)
             continue;
         float *p = job->particles + 4 * (size_t)mv->particle;
@@ -476,11 +469,9 @@ static void cuda_destroy(void *impl)
                              &cu->temp,         &cu->list,            &cu->list_tmp,
                              &cu->pairs_temp,
                              &cu->in_particles, &cu->in_indices,      &cu->in_rest,
-                             &cu->moved};
+                             &cu->moved,        &cu->host_moved};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
-        cudaFree(bufs[i]->data);
-    if (cu->host_moved)
-        cudaFreeHost(cu->host_moved);
+        release(bufs[i]);
     if (cu->host)
         cudaFreeHost(cu->host);
     if (cu->done)
@@ -513,6 +504,7 @@ extern "C" pleat_status pleat_cuda_create(int device, void **impl, char *describ
     if (!cu)
         return PLEAT_ERROR_OUT_OF_MEMORY;
     cu->device = device;
+    cu->host_moved.pinned = true;
     if (cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking) != cudaSuccess ||
         cudaEventCreateWithFlags(&cu->done, cudaEventDisableTiming) != cudaSuccess ||
         cudaMallocHost((void **)&cu->host, sizeof *cu->host) != cudaSuccess) {
