@@ -37,23 +37,33 @@ static const uint64_t *sort(int threads, uint64_t *keys, uint64_t *tmp, size_t n
     return got;
 }
 
-/* key_mask: which bits of the 32-bit key vary (few = many equal keys). */
-static void check(int threads, size_t n, uint32_t key_mask, uint64_t seed)
+/* Sorts grid keys (key << 32 | input position) through tmp and compares
+ * with qsort; `what` names the case in a failure. */
+static void expect_grid_sort(int threads, uint64_t *keys, uint64_t *tmp, size_t n,
+                             const char *what)
 {
-    uint64_t *keys = malloc((n + 1) * sizeof *keys), *tmp = malloc((n + 1) * sizeof *tmp);
     uint64_t *expect = malloc((n + 1) * sizeof *expect);
-    cr_assert(keys && tmp && expect);
-    uint64_t rng = seed;
-    for (size_t i = 0; i < n; ++i)
-        keys[i] = (uint64_t)((uint32_t)pleat_scene_random(&rng) & key_mask) << 32 | (uint32_t)i;
+    cr_assert(expect);
     memcpy(expect, keys, n * sizeof *keys);
     qsort(expect, n, sizeof *expect, cmp_high);
     const uint64_t *got = sort(threads, keys, tmp, n, 32, 64);
     cr_assert(got == keys || got == tmp);
     for (size_t i = 0; i < n; ++i)
-        cr_assert_eq(got[i], expect[i], "threads=%d n=%zu mask=%x: entry %zu", threads, n,
-                     key_mask, i);
+        cr_assert_eq(got[i], expect[i], "threads=%d n=%zu %s: entry %zu", threads, n, what, i);
     free(expect);
+}
+
+/* key_mask: which bits of the 32-bit key vary (few = many equal keys). */
+static void check(int threads, size_t n, uint32_t key_mask, uint64_t seed)
+{
+    uint64_t *keys = malloc((n + 1) * sizeof *keys), *tmp = malloc((n + 1) * sizeof *tmp);
+    cr_assert(keys && tmp);
+    uint64_t rng = seed;
+    for (size_t i = 0; i < n; ++i)
+        keys[i] = (uint64_t)((uint32_t)pleat_scene_random(&rng) & key_mask) << 32 | (uint32_t)i;
+    char what[32];
+    snprintf(what, sizeof what, "mask=%x", key_mask);
+    expect_grid_sort(threads, keys, tmp, n, what);
     free(tmp);
     free(keys);
 }
@@ -161,8 +171,7 @@ static void check_crowded(int threads, size_t n, size_t shift, int nudge)
 {
     uint64_t *keys_mem = malloc((n + 16) * sizeof *keys_mem);
     uint64_t *tmp_mem = malloc((n + 16) * sizeof *tmp_mem);
-    uint64_t *expect = malloc(n * sizeof *expect);
-    cr_assert(keys_mem && tmp_mem && expect);
+    cr_assert(keys_mem && tmp_mem);
     /* 64-byte aligned, then shifted */
     uint64_t *keys = (uint64_t *)(((uintptr_t)keys_mem + 63) / 64 * 64) + shift;
     uint64_t *tmp = (uint64_t *)(((uintptr_t)tmp_mem + 63) / 64 * 64) + (7 - shift);
@@ -175,13 +184,9 @@ static void check_crowded(int threads, size_t n, size_t shift, int nudge)
             key ^= 1u << (pleat_scene_random(&rng) % 32);
         keys[i] = (uint64_t)key << 32 | (uint32_t)i;
     }
-    memcpy(expect, keys, n * sizeof *keys);
-    qsort(expect, n, sizeof *expect, cmp_high);
-    const uint64_t *got = sort(threads, keys, tmp, n, 32, 64);
-    for (size_t i = 0; i < n; ++i)
-        cr_assert_eq(got[i], expect[i], "threads=%d n=%zu shift=%zu nudge=%d: entry %zu", threads,
-                     n, shift, nudge, i);
-    free(expect);
+    char what[32];
+    snprintf(what, sizeof what, "shift=%zu nudge=%d", shift, nudge);
+    expect_grid_sort(threads, keys, tmp, n, what);
     free(tmp_mem);
     free(keys_mem);
 }
