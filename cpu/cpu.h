@@ -16,9 +16,9 @@
 #include "pool.h"
 
 /* Sorted arrays carry this many entries past the end, so a kernel may load
- * a full vector from any position up to the end: keys are padded with
+ * two full vectors from any position up to the end: keys are padded with
  * UINT32_MAX (above every key), floats with 0. */
-#define PLEAT_PAD 8u
+#define PLEAT_PAD 16u
 
 /* Per-chunk results, reduced in chunk order after a stage. */
 typedef struct pleat_chunk {

@@ -6,7 +6,11 @@
  * gives the same bits whatever the width.
  *
  * - vf / vu: W floats / W uint32; lane masks are plain bit masks (lane l is
- *   bit l), so kernels test them with ordinary integer code.
+ *   bit l), so kernels test them with ordinary integer code. Inner loops
+ *   keep masks as vectors instead (vf_le, vu_in_range: a vu whose true
+ *   lanes are all ones, or 1 in the scalar build, and the others zero),
+ *   combine them with vu_and and turn them into bits once, with vu_lanes;
+ *   vu_count counts the true lanes per lane, and vu_sum adds the lanes up.
  * - q4: 4 floats, one particle {x, y, z, w}, for the AoS stages; vf_rows
  *   turns W such particles into one vf per component.
  * Lanes are read and written through memcpy or intrinsics only (DESIGN.md §4:
@@ -28,7 +32,7 @@ static inline vf vf_set1(float x) { return _mm256_set1_ps(x); }
 static inline vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
 static inline vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
 static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
-static inline unsigned vf_le(vf a, vf b) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LE_OQ)); }
+static inline vu vf_le(vf a, vf b) { return _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LE_OQ)); }
 static inline unsigned vf_lt_mask(vf a, vf b) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LT_OQ)); }
 static inline vu vu_load(const uint32_t *p) { return _mm256_loadu_si256((const __m256i *)p); }
 static inline vu vu_set1(uint32_t x) { return _mm256_set1_epi32((int)x); }
@@ -39,14 +43,23 @@ static inline unsigned vu_lt(vu a, vu b)
     __m256i lt = _mm256_cmpgt_epi32(_mm256_xor_si256(b, flip), _mm256_xor_si256(a, flip));
     return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(lt));
 }
-/* x - lo < width, unsigned, as a lane mask: (x - lo) ^ 2^31 is x - (lo ^ 2^31),
- * so with lo and width fixed in a loop the sign flips are hoisted out of it */
-static inline unsigned vu_in_range(vu x, vu lo, vu width)
+/* x - lo < width, unsigned: (x - lo) ^ 2^31 is x - (lo ^ 2^31), so with lo
+ * and width fixed in a loop the sign flips are hoisted out of it */
+static inline vu vu_in_range(vu x, vu lo, vu width)
 {
     const __m256i flip = _mm256_set1_epi32(INT32_MIN);
     __m256i d = _mm256_sub_epi32(x, _mm256_xor_si256(lo, flip));
-    return (unsigned)_mm256_movemask_ps(
-        _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_xor_si256(width, flip), d)));
+    return _mm256_cmpgt_epi32(_mm256_xor_si256(width, flip), d);
+}
+static inline vu vu_and(vu a, vu b) { return _mm256_and_si256(a, b); }
+static inline unsigned vu_lanes(vu m) { return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m)); }
+static inline vu vu_count(vu count, vu m) { return _mm256_sub_epi32(count, m); }
+static inline uint32_t vu_sum(vu a)
+{
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    return (uint32_t)_mm_cvtsi128_si32(s);
 }
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
 static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
@@ -85,7 +98,7 @@ static inline vf vf_set1(float x) { return _mm_set1_ps(x); }
 static inline vf vf_sub(vf a, vf b) { return _mm_sub_ps(a, b); }
 static inline vf vf_add(vf a, vf b) { return _mm_add_ps(a, b); }
 static inline vf vf_mul(vf a, vf b) { return _mm_mul_ps(a, b); }
-static inline unsigned vf_le(vf a, vf b) { return (unsigned)_mm_movemask_ps(_mm_cmple_ps(a, b)); }
+static inline vu vf_le(vf a, vf b) { return _mm_castps_si128(_mm_cmple_ps(a, b)); }
 static inline unsigned vf_lt_mask(vf a, vf b) { return (unsigned)_mm_movemask_ps(_mm_cmplt_ps(a, b)); }
 static inline vu vu_load(const uint32_t *p) { return _mm_loadu_si128((const __m128i *)p); }
 static inline vu vu_set1(uint32_t x) { return _mm_set1_epi32((int)x); }
@@ -95,11 +108,20 @@ static inline unsigned vu_lt(vu a, vu b)
     __m128i lt = _mm_cmplt_epi32(_mm_xor_si128(a, flip), _mm_xor_si128(b, flip));
     return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(lt));
 }
-static inline unsigned vu_in_range(vu x, vu lo, vu width)
+static inline vu vu_in_range(vu x, vu lo, vu width)
 {
     const __m128i flip = _mm_set1_epi32(INT32_MIN);
     __m128i d = _mm_sub_epi32(x, _mm_xor_si128(lo, flip));
-    return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(d, _mm_xor_si128(width, flip))));
+    return _mm_cmplt_epi32(d, _mm_xor_si128(width, flip));
+}
+static inline vu vu_and(vu a, vu b) { return _mm_and_si128(a, b); }
+static inline unsigned vu_lanes(vu m) { return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(m)); }
+static inline vu vu_count(vu count, vu m) { return _mm_sub_epi32(count, m); }
+static inline uint32_t vu_sum(vu a)
+{
+    __m128i s = _mm_add_epi32(a, _mm_shuffle_epi32(a, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    return (uint32_t)_mm_cvtsi128_si32(s);
 }
 static inline vf vf_max(vf a, vf b) { return _mm_max_ps(a, b); }
 static inline vf vf_min(vf a, vf b) { return _mm_min_ps(a, b); }
@@ -139,12 +161,16 @@ static inline vf vf_set1(float x) { return vdupq_n_f32(x); }
 static inline vf vf_sub(vf a, vf b) { return vsubq_f32(a, b); }
 static inline vf vf_add(vf a, vf b) { return vaddq_f32(a, b); }
 static inline vf vf_mul(vf a, vf b) { return vmulq_f32(a, b); }
-static inline unsigned vf_le(vf a, vf b) { return neon_mask(vcleq_f32(a, b)); }
+static inline vu vf_le(vf a, vf b) { return vcleq_f32(a, b); }
 static inline unsigned vf_lt_mask(vf a, vf b) { return neon_mask(vcltq_f32(a, b)); }
 static inline vu vu_load(const uint32_t *p) { return vld1q_u32(p); }
 static inline vu vu_set1(uint32_t x) { return vdupq_n_u32(x); }
 static inline unsigned vu_lt(vu a, vu b) { return neon_mask(vcltq_u32(a, b)); }
-static inline unsigned vu_in_range(vu x, vu lo, vu width) { return vu_lt(vsubq_u32(x, lo), width); }
+static inline vu vu_in_range(vu x, vu lo, vu width) { return vcltq_u32(vsubq_u32(x, lo), width); }
+static inline vu vu_and(vu a, vu b) { return vandq_u32(a, b); }
+static inline unsigned vu_lanes(vu m) { return neon_mask(m); }
+static inline vu vu_count(vu count, vu m) { return vsubq_u32(count, m); }
+static inline uint32_t vu_sum(vu a) { return vaddvq_u32(a); }
 static inline vf vf_max(vf a, vf b) { return vmaxq_f32(a, b); }
 static inline vf vf_min(vf a, vf b) { return vminq_f32(a, b); }
 static inline void vf_rows(const float *const row[4], vf out[4])
@@ -177,12 +203,16 @@ static inline vf vf_set1(float x) { return x; }
 static inline vf vf_sub(vf a, vf b) { return a - b; }
 static inline vf vf_add(vf a, vf b) { return a + b; }
 static inline vf vf_mul(vf a, vf b) { return a * b; }
-static inline unsigned vf_le(vf a, vf b) { return a <= b; }
+static inline vu vf_le(vf a, vf b) { return a <= b; }
 static inline unsigned vf_lt_mask(vf a, vf b) { return a < b; }
 static inline vu vu_load(const uint32_t *p) { return *p; }
 static inline vu vu_set1(uint32_t x) { return x; }
 static inline unsigned vu_lt(vu a, vu b) { return a < b; }
-static inline unsigned vu_in_range(vu x, vu lo, vu width) { return x - lo < width; }
+static inline vu vu_in_range(vu x, vu lo, vu width) { return x - lo < width; }
+static inline vu vu_and(vu a, vu b) { return a & b; }
+static inline unsigned vu_lanes(vu m) { return m; }
+static inline vu vu_count(vu count, vu m) { return count + m; }
+static inline uint32_t vu_sum(vu a) { return a; }
 static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }
 static inline vf vf_min(vf a, vf b) { return a < b ? a : b; }
 static inline void vf_rows(const float *const row[1], vf out[4])

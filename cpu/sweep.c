@@ -33,8 +33,9 @@
 
 #include <float.h>
 
-/* A block loads W keys and particles from any sorted position. */
-_Static_assert(PLEAT_PAD >= PLEAT_W, "the sorted arrays' padding must hold a full vector");
+/* A block loads W keys and particles, advance() up to 2W keys, from any
+ * sorted position. */
+_Static_assert(PLEAT_PAD >= 2 * PLEAT_W, "the sorted arrays' padding must hold two vectors");
 
 /* Queue length: the queued pairs are finished before it can overflow. */
 #define QUEUE 256u
@@ -52,15 +53,21 @@ typedef struct sweep_state {
 } sweep_state;
 
 /* From p, the first position whose key is >= target. The padding keys are
- * UINT32_MAX, so the scan stops at the end by itself. */
+ * UINT32_MAX, so the scan stops at the end by itself. On the wide ISAs a
+ * step reads two vectors: a block's cursors move a little more than W
+ * positions, so one step mostly suffices and its branch is predictable. */
+enum { ADVANCE_STEP = PLEAT_W > 1 ? 2 * PLEAT_W : 1 };
 static inline uint32_t advance(const uint32_t *keys, uint32_t p, uint32_t target)
 {
     const vu t = vu_set1(target);
     for (;;) {
-        unsigned below = vu_lt(vu_load(keys + p), t);
-        if (below != PLEAT_ALL_LANES) /* sorted: the lanes below form a prefix */
-            return p + (unsigned)__builtin_ctz(~below);
-        p += PLEAT_W;
+        unsigned below = 0;
+        for (unsigned v = 0; v < ADVANCE_STEP; v += PLEAT_W)
+            below |= vu_lt(vu_load(keys + p + v), t) << v;
+        if (below != (1u << ADVANCE_STEP) - 1) /* sorted: the keys below are a prefix */
+            return ADVANCE_STEP == 1 ? p : p + (unsigned)__builtin_ctz(~below); /* (popcount
+                                          would be a call on the ISAs without POPCNT) */
+        p += ADVANCE_STEP;
     }
 }
 
@@ -232,39 +239,44 @@ static inline void block_setup(const pleat_frame *f, uint32_t base, uint32_t end
 
 /* Tests the block against candidates b = from, from + 1, ... while their key
  * is below `end_key` (the end of the union of the lanes' ranges in a column
- * `off` away). A lane takes a candidate only inside its own range and, in
- * the block's own column (own = 1), only after itself. Close pairs are
- * queued. The padding keys (UINT32_MAX) end every column at the last
- * particle. */
-static inline void test_column(sweep_state *st, const block *blk, uint32_t from, uint32_t end_key,
-                               uint32_t off, int own, vf d2)
+ * `off` away; the padding keys end every column at the last particle). A lane takes a
+ * candidate only inside its own range and, in the block's own column
+ * (own = 1), only after itself. Close pairs are queued; each lane's tests
+ * are counted in `tests` (a block's columns are disjoint runs of sorted
+ * positions, so a lane's count for the block fits 32 bits). */
+static inline void test_column(sweep_state *st, const block *blk, size_t from, uint32_t end_key,
+                               uint32_t off, int own, vf d2, vu *tests)
 {
+    static const uint32_t lane[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    _Static_assert(PLEAT_W <= 8, "one lane number per lane");
     const uint32_t *keys = st->f->keys;
-    const float *pos = st->f->pos;
+    const float *p = st->f->pos + 4 * from;
     const vu lo = vu_add(blk->lo, vu_set1(off)), one = vu_set1(1);
+    /* own column: positions after lane l's, as a range [base + l + 1, 2^32) */
+    const vu after = vu_add(vu_set1(blk->base + 1), vu_load(lane));
+    const vu rest = vu_sub(vu_set1(0), after);
     size_t queued = st->queued; /* pointer-sized: indexes the queues directly */
-    uint64_t tests = 0;
-    vu candidate = vu_set1(from);
-    for (size_t b = from; keys[b] < end_key; ++b, candidate = vu_add(candidate, one)) {
-        if (queued > QUEUE - PLEAT_W) {
+    vu count = *tests, candidate = vu_set1((uint32_t)from);
+    for (size_t b = from; keys[b] < end_key; ++b, p += 4) {
+        if (queued > QUEUE - PLEAT_W) { /* a candidate queues at most W */
             st->queued = (uint32_t)queued;
             flush(st);
             queued = 0;
         }
-        unsigned in_range = vu_in_range(vu_set1(keys[b]), lo, blk->width);
+        vu in_range = vu_in_range(vu_set1(keys[b]), lo, blk->width);
         if (own)
-            in_range &= pleat_first_lanes((uint32_t)b - blk->base);
-        const float *p = pos + 4 * b;
+            in_range = vu_and(in_range, vu_in_range(candidate, after, rest));
         vf dx = vf_sub(vf_set1(p[0]), blk->x);
         vf dy = vf_sub(vf_set1(p[1]), blk->y);
         vf dz = vf_sub(vf_set1(p[2]), blk->z);
-        unsigned close = vf_le(vf_length2(dx, dy, dz), d2) & in_range;
+        unsigned close = vu_lanes(vu_and(vf_le(vf_length2(dx, dy, dz), d2), in_range));
         vu_store(st->qb + queued, candidate);
         queued += pleat_compress_lanes(blk->base, close, st->qa + queued);
-        tests += (unsigned)__builtin_popcount(in_range);
+        count = vu_count(count, in_range);
+        candidate = vu_add(candidate, one);
     }
     st->queued = (uint32_t)queued;
-    st->tests += tests;
+    *tests = count;
 }
 
 void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t part)
@@ -295,12 +307,14 @@ void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t part)
     block blk;
     for (uint32_t base = begin; base < end; base += blk.count) {
         block_setup(f, base, end, &blk);
-        test_column(&st, &blk, base + 1, blk.hi_last, 0, 1, d2);
+        vu tests = vu_set1(0);
+        test_column(&st, &blk, base + 1, blk.hi_last, 0, 1, d2, &tests);
         for (int c = 1; c < PLEAT_NUM_COLUMNS; ++c) {
             uint32_t off = pleat_column_offset(c);
             first[c] = advance(keys, first[c], blk.lo_first + off);
-            test_column(&st, &blk, first[c], blk.hi_last + off, off, 0, d2);
+            test_column(&st, &blk, first[c], blk.hi_last + off, off, 0, d2, &tests);
         }
+        st.tests += vu_sum(tests);
     }
     flush(&st);
     f->chunks[part].pairs = st.pairs;
