@@ -29,10 +29,11 @@ typedef struct pleat_chunk {
 
 /* A correction that a sweep part owes a particle of a later part. Parts are
  * contiguous runs of sorted particles, one per thread; a pair's partner
- * always sorts later, and is almost always in the same part. The few
- * corrections that cross into a later part are kept here and added after
- * every part is done, so no sum is ever written by two threads: no atomics,
- * and integer sums, so the order cannot change the result. */
+ * always sorts later, mostly in the same part. The corrections that cross
+ * into a later part are kept here and added (atomically: two parts may owe
+ * one particle) once every part is done, so the sweep itself never writes a
+ * sum another thread writes; integer sums, so the order cannot change the
+ * result. */
 typedef struct pleat_foreign {
     uint32_t b;   /* sorted position */
     int32_t c[3]; /* fixed-point correction */
