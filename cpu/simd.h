@@ -296,6 +296,20 @@ static inline void q4_trunc(q4 a, uint32_t out[4])
 
 #define PLEAT_ALL_LANES ((1u << PLEAT_W) - 1u)
 
+/* Set lanes of a mask (at most 8 lanes). __builtin_popcount is one
+ * instruction with POPCNT (AVX2) and on AArch64, but a libgcc call in the
+ * SSE2 and scalar builds. */
+static inline unsigned pleat_lane_count(unsigned mask)
+{
+#if defined(__POPCNT__) || defined(__aarch64__)
+    return (unsigned)__builtin_popcount(mask);
+#else
+    mask = mask - ((mask >> 1) & 0x55u);
+    mask = (mask & 0x33u) + ((mask >> 2) & 0x33u);
+    return (mask + (mask >> 4)) & 0x0fu;
+#endif
+}
+
 /* Lanes 0..n-1 (n may exceed W). */
 static inline unsigned pleat_first_lanes(uint32_t n)
 {
@@ -402,7 +416,7 @@ static inline unsigned pleat_compress_lanes(uint32_t base, unsigned mask, uint32
     };
     __m256i lanes = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)&table[mask]));
     _mm256_storeu_si256((__m256i *)out, _mm256_add_epi32(lanes, _mm256_set1_epi32((int)base)));
-    return (unsigned)__builtin_popcount(mask);
+    return pleat_lane_count(mask);
 }
 #else
 static inline unsigned pleat_compress_lanes(uint32_t base, unsigned mask, uint32_t *out)

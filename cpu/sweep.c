@@ -65,8 +65,7 @@ static inline uint32_t advance(const uint32_t *keys, uint32_t p, uint32_t target
         for (unsigned v = 0; v < ADVANCE_STEP; v += PLEAT_W)
             below |= vu_lt(vu_load(keys + p + v), t) << v;
         if (below != (1u << ADVANCE_STEP) - 1) /* sorted: the keys below are a prefix */
-            return ADVANCE_STEP == 1 ? p : p + (unsigned)__builtin_ctz(~below); /* (popcount
-                                          would be a call on the ISAs without POPCNT) */
+            return ADVANCE_STEP == 1 ? p : p + (unsigned)__builtin_ctz(~below);
         p += ADVANCE_STEP;
     }
 }
@@ -185,7 +184,7 @@ static void flush(sweep_state *st)
             vf dist2 = vf_length2(vf_sub(rb[0], ra[0]), vf_sub(rb[1], ra[1]), vf_sub(rb[2], ra[2]));
             live &= ~vf_lt_mask(dist2, d2);
         }
-        st->pairs += (unsigned)__builtin_popcount(live);
+        st->pairs += pleat_lane_count(live);
         if (f->mode == PLEAT_SWEEP_CORRECT) {
             correct_batch(st, a, b, live);
         } else if (f->mode == PLEAT_SWEEP_LIST) {
@@ -217,7 +216,7 @@ static inline void block_setup(const pleat_frame *f, uint32_t base, uint32_t end
     unsigned live = vu_lt(vu_load(keys + base), vu_set1(column_end)) & pleat_first_lanes(end - base);
     uint32_t lo[PLEAT_W], width[PLEAT_W], hi = 0;
     /* sorted: the live lanes are a prefix, never empty (lane 0 is base) */
-    blk->count = (uint32_t)__builtin_popcount(live);
+    blk->count = pleat_lane_count(live);
     for (uint32_t l = 0; l < PLEAT_W; ++l) {
         lo[l] = width[l] = 0;
         if (l < blk->count) {
