@@ -1,4 +1,5 @@
-/* The radix sort against qsort, on one thread and split over three. */
+/* The radix sort against qsort, on one thread, split over three, and with
+ * more threads than a sort of that size takes parts. */
 #include "cpu/sort.h"
 #include "scenes.h"
 
@@ -26,7 +27,7 @@ static int cmp_all(const void *a, const void *b)
 /* Sorts with a pool of `threads` threads. */
 static const uint64_t *sort(int threads, uint64_t *keys, uint64_t *tmp, size_t n, int lo, int hi)
 {
-    static pleat_pool *pools[4];
+    static pleat_pool *pools[17];
     if (!pools[threads])
         pools[threads] = pleat_pool_create(threads);
     cr_assert(pools[threads]);
@@ -66,6 +67,15 @@ static void check(int threads, size_t n, uint32_t key_mask, uint64_t seed)
     expect_grid_sort(threads, keys, tmp, n, what);
     free(tmp);
     free(keys);
+}
+
+/* A sort takes at most sqrt(n / 2048) parts (200003 keys: 9), whatever
+ * the pool's size: 16 threads leave some idle. */
+Test(sort, more_threads_than_parts)
+{
+    const uint32_t masks[] = {0xffffffffu, 0x0f0f00ffu, 0x7u};
+    for (size_t m = 0; m < sizeof masks / sizeof masks[0]; ++m)
+        check(16, 200003, masks[m], 77 + m);
 }
 
 Test(sort, sizes_and_key_spreads)
