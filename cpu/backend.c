@@ -34,7 +34,7 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
         size_t count, size;
     } need[] = {
         {&cpu->chunks, pleat_chunks(f->m), sizeof(pleat_chunk)},
-        {&cpu->radix, 1, pleat_radix_scratch(pleat_pool_threads(cpu->pool))},
+        {&cpu->radix, 1, pleat_radix_scratch(m, pleat_pool_threads(cpu->pool))},
         {&cpu->sort_a, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->sort_b, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->pos, m + PLEAT_PAD, 4 * sizeof(float)},
@@ -142,6 +142,9 @@ static pleat_status list_pairs(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, d
     s = pleat_buffer_reserve(&cpu->list_a, total, sizeof(uint64_t));
     if (s == PLEAT_OK)
         s = pleat_buffer_reserve(&cpu->list_b, total, sizeof(uint64_t));
+    if (s == PLEAT_OK) /* more pairs than particles may take more parts */
+        s = pleat_buffer_reserve(&cpu->radix, 1,
+                                 pleat_radix_scratch(total, pleat_pool_threads(cpu->pool)));
     if (s != PLEAT_OK)
         return s;
     /* each part writes from the sum of the counts before it */

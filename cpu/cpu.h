@@ -103,7 +103,7 @@ static inline uint32_t pleat_part_begin(const pleat_frame *f, uint32_t p)
 /* Queues a correction for a particle of a later part; sets out_of_memory
  * (and drops it) when the queue cannot grow. */
 void pleat_cpu_owe(pleat_part *part, uint32_t b, const int64_t c[3]);
-/* Adds every part's queued corrections to the sums, in parallel by owner. */
+/* Adds every part's queued corrections to the sums, each part its own. */
 void pleat_cpu_settle(pleat_frame *f, pleat_pool *pool);
 
 /* Lays the particles out in key order (and the padding); generic. */

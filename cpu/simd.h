@@ -54,13 +54,6 @@ static inline vu vu_in_range(vu x, vu lo, vu width)
 static inline vu vu_and(vu a, vu b) { return _mm256_and_si256(a, b); }
 static inline unsigned vu_lanes(vu m) { return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m)); }
 static inline vu vu_count(vu count, vu m) { return _mm256_sub_epi32(count, m); }
-static inline uint32_t vu_sum(vu a)
-{
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-    return (uint32_t)_mm_cvtsi128_si32(s);
-}
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
 static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
 /* lane l of out[c] = row[l][c]: 8 rows {x, y, z, w} to 4 vectors */
@@ -117,12 +110,6 @@ static inline vu vu_in_range(vu x, vu lo, vu width)
 static inline vu vu_and(vu a, vu b) { return _mm_and_si128(a, b); }
 static inline unsigned vu_lanes(vu m) { return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(m)); }
 static inline vu vu_count(vu count, vu m) { return _mm_sub_epi32(count, m); }
-static inline uint32_t vu_sum(vu a)
-{
-    __m128i s = _mm_add_epi32(a, _mm_shuffle_epi32(a, 0x4e));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-    return (uint32_t)_mm_cvtsi128_si32(s);
-}
 static inline vf vf_max(vf a, vf b) { return _mm_max_ps(a, b); }
 static inline vf vf_min(vf a, vf b) { return _mm_min_ps(a, b); }
 static inline void vf_rows(const float *const row[4], vf out[4])
@@ -170,7 +157,6 @@ static inline vu vu_in_range(vu x, vu lo, vu width) { return vcltq_u32(vsubq_u32
 static inline vu vu_and(vu a, vu b) { return vandq_u32(a, b); }
 static inline unsigned vu_lanes(vu m) { return neon_mask(m); }
 static inline vu vu_count(vu count, vu m) { return vsubq_u32(count, m); }
-static inline uint32_t vu_sum(vu a) { return vaddvq_u32(a); }
 static inline vf vf_max(vf a, vf b) { return vmaxq_f32(a, b); }
 static inline vf vf_min(vf a, vf b) { return vminq_f32(a, b); }
 static inline void vf_rows(const float *const row[4], vf out[4])
@@ -212,7 +198,6 @@ static inline vu vu_in_range(vu x, vu lo, vu width) { return x - lo < width; }
 static inline vu vu_and(vu a, vu b) { return a & b; }
 static inline unsigned vu_lanes(vu m) { return m; }
 static inline vu vu_count(vu count, vu m) { return count + m; }
-static inline uint32_t vu_sum(vu a) { return a; }
 static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }
 static inline vf vf_min(vf a, vf b) { return a < b ? a : b; }
 static inline void vf_rows(const float *const row[1], vf out[4])
@@ -296,9 +281,9 @@ static inline void q4_trunc(q4 a, uint32_t out[4])
 
 #define PLEAT_ALL_LANES ((1u << PLEAT_W) - 1u)
 
-/* Set lanes of a mask (at most 8 lanes). __builtin_popcount is one
- * instruction with POPCNT (AVX2) and on AArch64, but a libgcc call in the
- * SSE2 and scalar builds. */
+/* Set lanes of a mask (at most 8 lanes). __builtin_popcount is an
+ * instruction or three with POPCNT (AVX2) and on AArch64, but a libgcc call
+ * in the SSE2 and scalar builds. */
 static inline unsigned pleat_lane_count(unsigned mask)
 {
 #if defined(__POPCNT__) || defined(__aarch64__)
@@ -314,6 +299,17 @@ static inline unsigned pleat_lane_count(unsigned mask)
 static inline unsigned pleat_first_lanes(uint32_t n)
 {
     return n >= PLEAT_W ? PLEAT_ALL_LANES : (1u << n) - 1u;
+}
+
+/* The lanes' sum, in 64 bits (W lanes of 32 bits may carry past 32). */
+static inline uint64_t vu_sum(vu a)
+{
+    uint32_t lane[PLEAT_W];
+    vu_store(lane, a);
+    uint64_t sum = 0;
+    for (int l = 0; l < PLEAT_W; ++l)
+        sum += lane[l];
+    return sum;
 }
 
 /* Sum of squares in the order of pleat_length2 (x, then y, then z). */

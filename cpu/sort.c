@@ -190,10 +190,26 @@ static void scatter_task(void *arg, uint32_t part)
     }
 }
 
-size_t pleat_radix_scratch(int threads)
+/* Small inputs are not worth waking the workers. offsets() is serial and
+ * reads every part's counters, so its cost grows with parts x buckets while
+ * a part's count and scatter shrink with n / parts: the two balance near
+ * parts = sqrt(n / buckets) (1M keys: 22; 4M: 45). Past that, more parts
+ * cost more than they share, and each holds 256 KiB of scratch. */
+uint32_t pleat_radix_parts(size_t n, int threads)
+{
+    if (n < 65536)
+        return 1;
+    uint32_t most = 1;
+    while ((size_t)(most + 1) * (most + 1) <= n / MAX_BUCKETS)
+        ++most;
+    return (uint32_t)threads < most ? (uint32_t)threads : most;
+}
+
+size_t pleat_radix_scratch(size_t n, int threads)
 {
     /* + the bucket starts, + room to align */
-    return (size_t)threads * sizeof(part_scratch) + MAX_BUCKETS * sizeof(size_t) + LINE_BYTES;
+    return (size_t)pleat_radix_parts(n, threads) * sizeof(part_scratch) +
+           MAX_BUCKETS * sizeof(size_t) + LINE_BYTES;
 }
 
 /* Turns digit d's counts into offsets (for job->dst) and decides whether its
@@ -240,32 +256,17 @@ static int offsets(sort_job *job, int d)
     return 1;
 }
 
-/* How many parts sort n keys. Small inputs are not worth waking the
- * workers. offsets() is serial and reads every part's counters, so its cost
- * grows with parts x buckets while a part's count and scatter shrink with
- * n / parts: the two balance near parts = sqrt(n / buckets) (1M keys: 22;
- * 4M: 45). Past that, more parts cost more than they share. */
-static uint32_t sort_parts(size_t n, uint32_t threads)
-{
-    if (n < 65536)
-        return 1;
-    uint32_t most = 1;
-    while ((size_t)(most + 1) * (most + 1) <= n / MAX_BUCKETS)
-        ++most;
-    return threads < most ? threads : most;
-}
-
 uint64_t *pleat_radix_sort(pleat_pool *pool, uint64_t *keys, uint64_t *tmp, size_t n, int lo_bit,
                            int hi_bit, void *scratch)
 {
-    uint32_t parts = sort_parts(n, (uint32_t)pleat_pool_threads(pool));
+    uint32_t parts = pleat_radix_parts(n, pleat_pool_threads(pool));
     int bits = n < NARROW_BELOW ? NARROW_BITS : WIDE_BITS;
     int digits = (hi_bit - lo_bit + bits - 1) / bits;
     /* the line buffers want whole cache lines */
     uintptr_t aligned = ((uintptr_t)scratch + LINE_BYTES - 1) / LINE_BYTES * LINE_BYTES;
     part_scratch *ps = (part_scratch *)aligned;
     sort_job job = {keys, tmp, n, parts, lo_bit, bits, {0}, 0, digits, 0, 0, ps,
-                    (size_t *)(ps + pleat_pool_threads(pool))};
+                    (size_t *)(ps + parts)};
     if (n == 0)
         return keys;
     for (int d = 0; d < digits; ++d) {

@@ -4,7 +4,7 @@
  *
  * Particles are walked in key order, one part (a contiguous run of sorted
  * particles) per thread, so each part writes the sums of its own particles
- * and queues the rare corrections owed to a later part (cpu/settle.c). Each
+ * and queues the corrections owed to a later part (cpu/settle.c). Each
  * particle tests its own column (only later particles) and 4 neighbouring
  * columns whose keys are all larger, so every pair is met once.
  *
@@ -65,7 +65,7 @@ static inline uint32_t advance(const uint32_t *keys, uint32_t p, uint32_t target
         for (unsigned v = 0; v < ADVANCE_STEP; v += PLEAT_W)
             below |= vu_lt(vu_load(keys + p + v), t) << v;
         if (below != (1u << ADVANCE_STEP) - 1) /* sorted: the keys below are a prefix */
-            return ADVANCE_STEP == 1 ? p : p + (unsigned)__builtin_ctz(~below);
+            return p + (unsigned)__builtin_ctz(~below);
         p += ADVANCE_STEP;
     }
 }
@@ -238,9 +238,9 @@ static inline void block_setup(const pleat_frame *f, uint32_t base, uint32_t end
 
 /* Tests the block against candidates b = from, from + 1, ... while their key
  * is below `end_key` (the end of the union of the lanes' ranges in a column
- * `off` away; the padding keys end every column at the last particle). A lane takes a
- * candidate only inside its own range and, in the block's own column
- * (own = 1), only after itself. Close pairs are queued; each lane's tests
+ * `off` away; the padding keys end every column at the last particle). A
+ * lane takes a candidate only inside its own range and, in the block's own
+ * column (own = 1), only after itself. Close pairs are queued; each lane's tests
  * are counted in `tests` (a block's columns are disjoint runs of sorted
  * positions, so a lane's count for the block fits 32 bits). */
 static inline void test_column(sweep_state *st, const block *blk, size_t from, uint32_t end_key,

@@ -31,7 +31,7 @@ static const uint64_t *sort(int threads, uint64_t *keys, uint64_t *tmp, size_t n
     if (!pools[threads])
         pools[threads] = pleat_pool_create(threads);
     cr_assert(pools[threads]);
-    void *scratch = malloc(pleat_radix_scratch(threads));
+    void *scratch = malloc(pleat_radix_scratch(n, threads)); /* exactly: ASan sees overruns */
     cr_assert(scratch);
     const uint64_t *got = pleat_radix_sort(pools[threads], keys, tmp, n, lo, hi, scratch);
     free(scratch);
@@ -67,6 +67,24 @@ static void check(int threads, size_t n, uint32_t key_mask, uint64_t seed)
     expect_grid_sort(threads, keys, tmp, n, what);
     free(tmp);
     free(keys);
+}
+
+Test(sort, parts_grow_with_the_square_root_of_the_keys)
+{
+    const struct {
+        size_t n;
+        int threads;
+        uint32_t parts;
+    } cases[] = {{65535, 8, 1},  {65536, 1, 1},  {65536, 2, 2},      {65536, 64, 5},
+                 {200003, 16, 9}, {1u << 20, 64, 22}, {1u << 20, 8, 8}, {1u << 22, 256, 45}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        uint32_t parts = pleat_radix_parts(cases[c].n, cases[c].threads);
+        cr_assert_eq(parts, cases[c].parts, "n=%zu threads=%d: %u parts", cases[c].n,
+                     cases[c].threads, parts);
+    }
+    /* scratch grows with the parts, not with the threads */
+    cr_assert_eq(pleat_radix_scratch(1u << 20, 256), pleat_radix_scratch(1u << 20, 22));
+    cr_assert_lt(pleat_radix_scratch(1u << 20, 8), pleat_radix_scratch(1u << 20, 22));
 }
 
 /* A sort takes at most sqrt(n / 2048) parts (200003 keys: 9), whatever
