@@ -226,4 +226,5 @@ Test(sort, crowded_buckets_any_alignment)
             for (int nudge = 0; nudge <= 1; ++nudge)
                 check_crowded(threads, 65536 + 4 * shift, shift, nudge);
     check_crowded(3, 1u << 18, 5, 1);
+    check_crowded(16, 1u << 18, 3, 1); /* 11 parts: more region edges in each bucket */
 }
