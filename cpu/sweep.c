@@ -240,9 +240,9 @@ static inline void block_setup(const pleat_frame *f, uint32_t base, uint32_t end
  * is below `end_key` (the end of the union of the lanes' ranges in a column
  * `off` away; the padding keys end every column at the last particle). A
  * lane takes a candidate only inside its own range and, in the block's own
- * column (own = 1), only after itself. Close pairs are queued; each lane's tests
- * are counted in `tests` (a block's columns are disjoint runs of sorted
- * positions, so a lane's count for the block fits 32 bits). */
+ * column (own = 1), only after itself. Close pairs are queued; each lane's
+ * tests are counted in `tests` (a block's columns are disjoint runs of
+ * sorted positions, so a lane's count for the block fits 32 bits). */
 static inline void test_column(sweep_state *st, const block *blk, size_t from, uint32_t end_key,
                                uint32_t off, int own, vf d2, vu *tests)
 {
@@ -251,9 +251,10 @@ static inline void test_column(sweep_state *st, const block *blk, size_t from, u
     const uint32_t *keys = st->f->keys;
     const float *p = st->f->pos + 4 * from;
     const vu lo = vu_add(blk->lo, vu_set1(off)), one = vu_set1(1);
-    /* own column: positions after lane l's, as a range [base + l + 1, 2^32) */
-    const vu after = vu_add(vu_set1(blk->base + 1), vu_load(lane));
-    const vu rest = vu_sub(vu_set1(0), after);
+    /* own column: the positions after lane l's, [base + l + 1, 2^32), as
+     * a range [later, later + to_end) */
+    const vu later = vu_add(vu_set1(blk->base + 1), vu_load(lane));
+    const vu to_end = vu_sub(vu_set1(0), later);
     size_t queued = st->queued; /* pointer-sized: indexes the queues directly */
     vu count = *tests, candidate = vu_set1((uint32_t)from);
     for (size_t b = from; keys[b] < end_key; ++b, p += 4) {
@@ -264,7 +265,7 @@ static inline void test_column(sweep_state *st, const block *blk, size_t from, u
         }
         vu in_range = vu_in_range(vu_set1(keys[b]), lo, blk->width);
         if (own)
-            in_range = vu_and(in_range, vu_in_range(candidate, after, rest));
+            in_range = vu_and(in_range, vu_in_range(candidate, later, to_end));
         vf dx = vf_sub(vf_set1(p[0]), blk->x);
         vf dy = vf_sub(vf_set1(p[1]), blk->y);
         vf dz = vf_sub(vf_set1(p[2]), blk->z);
