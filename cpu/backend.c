@@ -130,6 +130,29 @@ static pleat_status collide(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
     return PLEAT_OK;
 }
 
+/* The sorted pair list, i << shift | j, out to the caller's array as
+ * {i, j}, a chunk of pairs per task. */
+typedef struct pair_copy {
+    const uint64_t *sorted;
+    uint32_t *out;
+    size_t total;
+    int shift;
+} pair_copy;
+
+#define PAIR_COPY_CHUNK 65536u
+
+static void copy_pairs_task(void *arg, uint32_t task)
+{
+    const pair_copy *c = arg;
+    size_t begin = (size_t)task * PAIR_COPY_CHUNK;
+    size_t end = c->total - begin < PAIR_COPY_CHUNK ? c->total : begin + PAIR_COPY_CHUNK;
+    uint64_t j_mask = ((uint64_t)1 << c->shift) - 1;
+    for (size_t k = begin; k < end; ++k) {
+        c->out[2 * k] = (uint32_t)(c->sorted[k] >> c->shift);
+        c->out[2 * k + 1] = (uint32_t)(c->sorted[k] & j_mask);
+    }
+}
+
 static pleat_status list_pairs(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, double *mark)
 {
     pleat_status s = sweep(cpu, f, PLEAT_SWEEP_COUNT, job, mark);
@@ -155,14 +178,18 @@ static pleat_status list_pairs(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, d
         offset += n;
     }
     f->list = cpu->list_a.data;
+    /* pairs packed in as few bits as the indices need: a 1M cloth's pairs
+     * sort in 4 radix passes instead of 5, a 64k one's in 3 instead of 5 */
+    f->pair_shift = 1;
+    while (f->pair_shift < 32 && ((uint64_t)1 << f->pair_shift) < f->count)
+        ++f->pair_shift;
     if ((s = sweep(cpu, f, PLEAT_SWEEP_LIST, job, mark)) != PLEAT_OK)
         return s;
-    const uint64_t *sorted = pleat_radix_sort(cpu->pool, cpu->list_a.data, cpu->list_b.data, total,
-                                              0, 64, cpu->radix.data);
-    for (size_t k = 0; k < total; ++k) {
-        job->pairs[2 * k] = (uint32_t)(sorted[k] >> 32);
-        job->pairs[2 * k + 1] = (uint32_t)sorted[k];
-    }
+    pair_copy copy = {pleat_radix_sort(cpu->pool, cpu->list_a.data, cpu->list_b.data, total, 0,
+                                       2 * f->pair_shift, cpu->radix.data),
+                      job->pairs, total, f->pair_shift};
+    pleat_pool_run(cpu->pool, (uint32_t)((total + PAIR_COPY_CHUNK - 1) / PAIR_COPY_CHUNK),
+                   copy_pairs_task, &copy);
     pleat_lap(job->profile, mark, &job->timings.apply_ms);
     return PLEAT_OK;
 }

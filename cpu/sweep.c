@@ -191,7 +191,8 @@ static void flush(sweep_state *st)
             for (unsigned m = live; m; m &= m - 1) {
                 unsigned lane = (unsigned)__builtin_ctz(m);
                 uint32_t i0 = f->order[a[lane]], j0 = f->order[b[lane]];
-                *st->out++ = i0 < j0 ? (uint64_t)i0 << 32 | j0 : (uint64_t)j0 << 32 | i0;
+                int shift = f->pair_shift;
+                *st->out++ = i0 < j0 ? (uint64_t)i0 << shift | j0 : (uint64_t)j0 << shift | i0;
             }
         }
     }
