@@ -62,7 +62,7 @@ typedef struct sort_job {
     int digit;       /* scattered */
     int buffered;    /* scatter the digit through line buffers */
     part_scratch *scratch; /* per part; counters become offsets for the current digit */
-    size_t *start;         /* per bucket: where it starts, then where the next part's keys go */
+    size_t *region;        /* per bucket: where its next part's region starts */
 } sort_job;
 
 static size_t part_begin(const sort_job *job, uint32_t part)
@@ -207,7 +207,7 @@ uint32_t pleat_radix_parts(size_t n, int threads)
 
 size_t pleat_radix_scratch(size_t n, int threads)
 {
-    /* + the bucket starts, + room to align */
+    /* + the per-bucket regions, + room to align */
     return (size_t)pleat_radix_parts(n, threads) * sizeof(part_scratch) +
            MAX_BUCKETS * sizeof(size_t) + LINE_BYTES;
 }
@@ -220,19 +220,19 @@ size_t pleat_radix_scratch(size_t n, int threads)
  * (1M keys, 256 threads: 4 ms per digit, on the caller's thread). */
 static int offsets(sort_job *job, int d)
 {
-    size_t buckets = (size_t)1 << job->bits, *start = job->start;
-    memset(start, 0, buckets * sizeof *start);
+    size_t buckets = (size_t)1 << job->bits, *region = job->region;
+    memset(region, 0, buckets * sizeof *region);
     for (uint32_t p = 0; p < job->parts; ++p) {
         const size_t *c = counters(job, p, d);
         for (size_t b = 0; b < buckets; ++b)
-            start[b] += c[b];
+            region[b] += c[b];
     }
     size_t sum = 0;
     for (size_t b = 0; b < buckets; ++b) {
-        size_t total = start[b];
+        size_t total = region[b];
         if (total == job->n)
             return 0;
-        start[b] = sum;
+        region[b] = sum;
         sum += total;
     }
     /* buffers pay for setting up only with a line of keys per bucket */
@@ -242,14 +242,14 @@ static int offsets(sort_job *job, int d)
         size_t *c = counters(job, p, d);
         for (size_t b = 0; b < buckets; ++b) {
             size_t count = c[b];
-            c[b] = start[b];
+            c[b] = region[b];
             if (count && large) {
-                uint32_t set = (uint32_t)((uintptr_t)(job->dst + start[b]) / LINE_BYTES % L1_SETS);
+                uint32_t set = (uint32_t)((uintptr_t)(job->dst + region[b]) / LINE_BYTES % L1_SETS);
                 ++fronts;
                 if (++per_set[set] > most)
                     most = per_set[set];
             }
-            start[b] += count;
+            region[b] += count;
         }
     }
     job->buffered = most > 4 * fronts / L1_SETS + CROWD;
