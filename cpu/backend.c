@@ -130,7 +130,7 @@ static pleat_status collide(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
     return PLEAT_OK;
 }
 
-/* The sorted pair list, i << shift | j, out to the caller's array as
+/* The sorted pair list (pleat_pair_pack), out to the caller's array as
  * {i, j}, a chunk of pairs per task. */
 typedef struct pair_copy {
     const uint64_t *sorted;
@@ -146,11 +146,8 @@ static void copy_pairs_task(void *arg, uint32_t task)
     const pair_copy *c = arg;
     size_t begin = (size_t)task * PAIR_COPY_CHUNK;
     size_t end = c->total - begin < PAIR_COPY_CHUNK ? c->total : begin + PAIR_COPY_CHUNK;
-    uint64_t j_mask = ((uint64_t)1 << c->shift) - 1;
-    for (size_t k = begin; k < end; ++k) {
-        c->out[2 * k] = (uint32_t)(c->sorted[k] >> c->shift);
-        c->out[2 * k + 1] = (uint32_t)(c->sorted[k] & j_mask);
-    }
+    for (size_t k = begin; k < end; ++k)
+        pleat_pair_unpack(c->sorted[k], c->shift, c->out + 2 * k);
 }
 
 static pleat_status list_pairs(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, double *mark)
@@ -178,11 +175,7 @@ static pleat_status list_pairs(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, d
         offset += n;
     }
     f->list = cpu->list_a.data;
-    /* pairs packed in as few bits as the indices need: a 1M cloth's pairs
-     * sort in 4 radix passes instead of 5, a 64k one's in 3 instead of 5 */
-    f->pair_shift = 1;
-    while (f->pair_shift < 32 && ((uint64_t)1 << f->pair_shift) < f->count)
-        ++f->pair_shift;
+    f->pair_shift = pleat_pair_shift(f->count);
     if ((s = sweep(cpu, f, PLEAT_SWEEP_LIST, job, mark)) != PLEAT_OK)
         return s;
     pair_copy copy = {pleat_radix_sort(cpu->pool, cpu->list_a.data, cpu->list_b.data, total, 0,

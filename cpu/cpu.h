@@ -70,8 +70,8 @@ typedef struct pleat_frame {
     /* fixed-point sums per sorted particle (COLLIDE); acc_x is the sorted
      * packed array, consumed and zeroed by the gather */
     int64_t *acc_x, *acc_y, *acc_z;
-    uint64_t *list;          /* LIST: i << pair_shift | j, at each chunk's offset */
-    int pair_shift;          /* LIST: bits that hold any particle index */
+    uint64_t *list;          /* LIST: pleat_pair_pack() entries, at each chunk's offset */
+    int pair_shift;          /* LIST: pleat_pair_shift(count) */
 
     pleat_chunk *chunks;     /* pleat_chunks(m) entries; the sweep's per part */
     pleat_sweep_mode mode;

@@ -190,9 +190,7 @@ static void flush(sweep_state *st)
         } else if (f->mode == PLEAT_SWEEP_LIST) {
             for (unsigned m = live; m; m &= m - 1) {
                 unsigned lane = (unsigned)__builtin_ctz(m);
-                uint32_t i0 = f->order[a[lane]], j0 = f->order[b[lane]];
-                int shift = f->pair_shift;
-                *st->out++ = i0 < j0 ? (uint64_t)i0 << shift | j0 : (uint64_t)j0 << shift | i0;
+                *st->out++ = pleat_pair_pack(f->order[a[lane]], f->order[b[lane]], f->pair_shift);
             }
         }
     }

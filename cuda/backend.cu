@@ -326,7 +326,8 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
         return PLEAT_OK;
     if (total > job->capacity)
         return PLEAT_ERROR_CAPACITY;
-    size_t temp = pleat_cuda_sort_pairs_temp_bytes(total);
+    f->pair_shift = pleat_pair_shift(job->count);
+    size_t temp = pleat_cuda_sort_pairs_temp_bytes(total, f->pair_shift);
     if ((st = reserve(&cu->list, total, 8)) != PLEAT_OK ||
         (st = reserve(&cu->list_tmp, total, 8)) != PLEAT_OK ||
         (st = reserve(&cu->pairs_temp, 1, temp)) != PLEAT_OK)
@@ -338,7 +339,7 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     pleat_cuda_sweep(*f, s);
     /* sorted, then written as i, j uint32 pairs into list */
     e = pleat_cuda_sort_pairs(f->list, (unsigned long long *)cu->list_tmp.data, total,
-                              cu->pairs_temp.data, cu->pairs_temp.bytes, s);
+                              f->pair_shift, cu->pairs_temp.data, cu->pairs_temp.bytes, s);
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(job->pairs, f->list, total * 2 * sizeof(uint32_t),
                             cudaMemcpyDeviceToHost, s);

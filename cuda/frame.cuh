@@ -63,7 +63,8 @@ typedef struct pleat_cuda_frame {
     float *x, *y, *z, *w;           /* device, sorted */
     float *rx, *ry, *rz;            /* device, sorted, or NULL */
     unsigned long long *acc;        /* device, 3 x m fixed-point sums (x, y, z) */
-    unsigned long long *list;       /* device, LIST: i << 32 | j */
+    unsigned long long *list;       /* device, LIST: pleat_pair_pack() entries */
+    int pair_shift;                 /* LIST: pleat_pair_shift(count) */
     unsigned long long capacity;    /* LIST: entries in list */
 } pleat_cuda_frame;
 
@@ -86,11 +87,12 @@ size_t pleat_cuda_sort_temp_bytes(uint32_t m);
 void pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream);
 void pleat_cuda_sweep(const pleat_cuda_frame &f, cudaStream_t stream);
 void pleat_cuda_apply(const pleat_cuda_frame &f, cudaStream_t stream);
-/* Sorts list[0..n) (i << 32 | j) through tmp and writes it back into list
- * as (i, j) uint32 pairs, the layout of pleat_find_pairs. */
+/* Sorts list[0..n) (pleat_pair_pack entries of `shift`, so 2 * shift bits)
+ * through tmp and writes it back into list as (i, j) uint32 pairs, the
+ * layout of pleat_find_pairs. */
 cudaError_t pleat_cuda_sort_pairs(unsigned long long *list, unsigned long long *tmp,
-                                  unsigned long long n, void *temp, size_t temp_bytes,
+                                  unsigned long long n, int shift, void *temp, size_t temp_bytes,
                                   cudaStream_t stream);
-size_t pleat_cuda_sort_pairs_temp_bytes(unsigned long long n);
+size_t pleat_cuda_sort_pairs_temp_bytes(unsigned long long n, int shift);
 
 #endif

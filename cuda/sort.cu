@@ -21,34 +21,33 @@ cudaError_t pleat_cuda_sort(const pleat_cuda_frame &f, void *temp, size_t temp_b
                                            f.order, f.m, 0, 32, stream);
 }
 
-size_t pleat_cuda_sort_pairs_temp_bytes(unsigned long long n)
+size_t pleat_cuda_sort_pairs_temp_bytes(unsigned long long n, int shift)
 {
     size_t bytes = 0;
     cub::DeviceRadixSort::SortKeys(nullptr, bytes, (const unsigned long long *)nullptr,
-                                   (unsigned long long *)nullptr, n, 0, 64);
+                                   (unsigned long long *)nullptr, n, 0, 2 * shift);
     return bytes;
 }
 
-/* i << 32 | j into the pair layout of pleat_find_pairs: i, j as uint32. */
+/* Packed pairs into the pair layout of pleat_find_pairs: i, j as uint32. */
 __global__ void split_pairs_kernel(const unsigned long long *sorted, uint32_t *out,
-                                   unsigned long long n)
+                                   unsigned long long n, int shift)
 {
     unsigned long long k = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n)
-        return;
-    out[2 * k] = (uint32_t)(sorted[k] >> 32);
-    out[2 * k + 1] = (uint32_t)sorted[k];
+    if (k < n)
+        pleat_pair_unpack(sorted[k], shift, out + 2 * k);
 }
 
 cudaError_t pleat_cuda_sort_pairs(unsigned long long *list, unsigned long long *tmp,
-                                  unsigned long long n, void *temp, size_t temp_bytes,
+                                  unsigned long long n, int shift, void *temp, size_t temp_bytes,
                                   cudaStream_t stream)
 {
-    cudaError_t e = cub::DeviceRadixSort::SortKeys(temp, temp_bytes, list, tmp, n, 0, 64, stream);
+    cudaError_t e =
+        cub::DeviceRadixSort::SortKeys(temp, temp_bytes, list, tmp, n, 0, 2 * shift, stream);
     if (e != cudaSuccess)
         return e;
-    split_pairs_kernel<<<pleat_cuda_blocks(n), PLEAT_CUDA_BLOCK, 0, stream>>>(tmp, (uint32_t *)list,
-                                                                              n);
+    split_pairs_kernel<<<pleat_cuda_blocks(n), PLEAT_CUDA_BLOCK, 0, stream>>>(
+        tmp, (uint32_t *)list, n, shift);
     return cudaGetLastError();
 }
 

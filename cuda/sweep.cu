@@ -31,9 +31,8 @@ __device__ static void on_close(const pleat_cuda_frame &f, uint32_t a, uint32_t 
     ++*pairs;
     if (f.mode == PLEAT_CUDA_LIST) {
         unsigned long long slot = atomicAdd(&f.counters->listed, 1ull);
-        uint32_t i = f.order[a], j = f.order[b];
         if (slot < f.capacity)
-            f.list[slot] = i < j ? (unsigned long long)i << 32 | j : (unsigned long long)j << 32 | i;
+            f.list[slot] = pleat_pair_pack(f.order[a], f.order[b], f.pair_shift);
     } else if (f.mode == PLEAT_CUDA_CORRECT) {
         int64_t ci[3], cj[3];
         pleat_pair_correction(dx, dy, dz, f.w[a], f.w[b], k, ci, cj);
