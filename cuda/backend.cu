@@ -213,6 +213,13 @@ static void mark_done(pleat_cuda *cu, cudaStream_t s)
         cu->queued = 1;
 }
 
+/* Whether a pair can collide at all: else only the checks run (the CPU
+ * backend stops at the same point). */
+static bool can_collide(const pleat_cuda_frame &f)
+{
+    return f.m > 1 && f.consts.distance > 0.0f;
+}
+
 /* Queues every stage up to the sweep (checks, keys, sort, gather). */
 static cudaError_t queue_prepare(pleat_cuda *cu, const pleat_cuda_frame &f, laps *l)
 {
@@ -224,6 +231,8 @@ static cudaError_t queue_prepare(pleat_cuda *cu, const pleat_cuda_frame &f, laps
         return cudaGetLastError();
     pleat_cuda_check_and_keys(f, s);
     lap(l, &l->t->bounds_keys_ms);
+    if (!can_collide(f))
+        return cudaGetLastError();
     cudaError_t e = pleat_cuda_sort(f, cu->temp.data, cu->temp.bytes, s);
     if (e != cudaSuccess)
         return e;
@@ -241,7 +250,7 @@ static pleat_status queue_collide(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
         return st;
     f->mode = PLEAT_CUDA_CORRECT;
     cudaError_t e = queue_prepare(cu, *f, l);
-    if (e == cudaSuccess && f->m > 0 && f->consts.distance > 0.0f) {
+    if (e == cudaSuccess && can_collide(*f)) {
         cudaMemsetAsync(f->acc, 0, (size_t)f->m * 3 * sizeof(unsigned long long), l->stream);
         pleat_cuda_sweep(*f, l->stream);
         lap(l, &l->t->sweep_ms);
@@ -312,7 +321,7 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     cudaError_t e = queue_prepare(cu, *f, l);
     if (e != cudaSuccess)
         return status_of(e);
-    if (f->m > 0 && f->consts.distance > 0.0f)
+    if (can_collide(*f))
         pleat_cuda_sweep(*f, s);
     pleat_status st = read_counters(cu, *f, s);
     lap(l, &l->t->sweep_ms);
@@ -394,7 +403,7 @@ static pleat_status run_host_job(pleat_cuda *cu, pleat_job *job)
     job->stats.tests = cu->host->tests;
     /* only now, with every check passed, the caller's array is written, and
      * only when a correction could have moved something */
-    if (f.m < 2 || f.consts.distance == 0.0f)
+    if (!can_collide(f))
         return PLEAT_OK;
     return copy_out_moved(cu, job, f);
 }

@@ -14,9 +14,11 @@
 
 #define FULL 0xffffffffu
 
+/* A zero (a pinned side, coincident particles) costs no atomic. */
 __device__ static void add_sum(unsigned long long *sum, int64_t v)
 {
-    atomicAdd(sum, (unsigned long long)v); /* two's complement: adds v */
+    if (v != 0)
+        atomicAdd(sum, (unsigned long long)v); /* two's complement: adds v */
 }
 
 /* a and b are within the distance: the rest rule, then count, list or correct. */
