@@ -28,6 +28,7 @@ typedef struct pleat_cuda {
     int device;
     cudaStream_t stream;          /* for host-pointer calls */
     cudaStream_t last_stream;     /* of the last device-pointer call that queued work */
+    int device_checked;           /* such a call queued its checks into device_counters */
     /* recorded after each call's work: calls share the scratch, so a call
      * on another stream waits for it (see order_after_last) */
     cudaEvent_t done;
@@ -117,7 +118,10 @@ static pleat_status flags_status(unsigned flags)
  * `counters` is the context's buffer for this kind of call. */
 static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_buffer *counters)
 {
-    size_t m = f->m;
+    size_t m = f->m, temp = 0;
+    cudaError_t e = pleat_cuda_sort_temp_bytes(f->m, &temp);
+    if (e != cudaSuccess)
+        return status_of(e);
     struct {
         device_buffer *buf;
         size_t count, size;
@@ -133,7 +137,7 @@ static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
         {&cu->pos, m, 4 * sizeof(float)},
         {&cu->rest, f->rest ? m : 0, 3 * sizeof(float)},
         {&cu->acc, m, 3 * sizeof(unsigned long long)},
-        {&cu->temp, 1, pleat_cuda_sort_temp_bytes(f->m)},
+        {&cu->temp, 1, temp},
     };
     for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i) {
         pleat_status s = reserve(need[i].buf, need[i].count, need[i].size);
@@ -336,7 +340,9 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     if (total > job->capacity)
         return PLEAT_ERROR_CAPACITY;
     f->pair_shift = pleat_pair_shift(job->count);
-    size_t temp = pleat_cuda_sort_pairs_temp_bytes(total, f->pair_shift);
+    size_t temp = 0;
+    if ((e = pleat_cuda_sort_pairs_temp_bytes(total, f->pair_shift, &temp)) != cudaSuccess)
+        return status_of(e);
     if ((st = reserve(&cu->list, total, 8)) != PLEAT_OK ||
         (st = reserve(&cu->list_tmp, total, 8)) != PLEAT_OK ||
         (st = reserve(&cu->pairs_temp, 1, temp)) != PLEAT_OK)
@@ -441,8 +447,10 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
     order_after_last(cu, s);
     pleat_status st = queue_collide(cu, &f, &cu->device_counters, &l);
     mark_done(cu, s); /* a failed call may have queued work on the scratch too */
-    if (st == PLEAT_OK)
+    if (st == PLEAT_OK) {
         cu->last_stream = s;
+        cu->device_checked = 1;
+    }
     if (st == PLEAT_OK && stats) {
         st = read_counters(cu, f, s);
         if (st == PLEAT_OK) {
@@ -457,8 +465,11 @@ extern "C" pleat_status pleat_cuda_device_status(void *impl)
 {
     pleat_cuda *cu = (pleat_cuda *)impl;
     device_scope scope(cu->device);
-    if (!scope.ok || !cu->device_counters.data)
-        return cu->device_counters.data ? PLEAT_ERROR_DEVICE : PLEAT_OK;
+    /* a first call that failed may have left the counters unset */
+    if (!cu->device_checked)
+        return PLEAT_OK;
+    if (!scope.ok)
+        return PLEAT_ERROR_DEVICE;
     cudaError_t e = cudaMemcpyAsync(cu->host, cu->device_counters.data, sizeof *cu->host,
                                     cudaMemcpyDeviceToHost, cu->last_stream);
     if (e == cudaSuccess)
@@ -503,10 +514,14 @@ extern "C" pleat_status pleat_cuda_create(int device, void **impl, char *describ
         cudaGetLastError();
         return PLEAT_ERROR_BACKEND_UNAVAILABLE;
     }
-    /* present but unusable (exclusive mode, error state): AUTO falls back */
+    /* present but unusable (exclusive mode, error state): AUTO falls back.
+     * cudaFree(0) creates the device's context now; cudaSetDevice does only
+     * when the device changes, so on device 0 the failure would otherwise
+     * come at cudaStreamCreate, as PLEAT_ERROR_DEVICE. */
     device_scope scope(device);
     cudaDeviceProp prop;
-    if (!scope.ok || cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    if (!scope.ok || cudaFree(0) != cudaSuccess ||
+        cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
         cudaGetLastError();
         return PLEAT_ERROR_BACKEND_UNAVAILABLE;
     }

@@ -83,7 +83,8 @@ static inline unsigned pleat_cuda_blocks(uint64_t n)
 void pleat_cuda_check_and_keys(const pleat_cuda_frame &f, cudaStream_t stream);
 cudaError_t pleat_cuda_sort(const pleat_cuda_frame &f, void *temp, size_t temp_bytes,
                             cudaStream_t stream);
-size_t pleat_cuda_sort_temp_bytes(uint32_t m);
+/* CUB's temp storage for the sort of m keys, into *bytes. */
+cudaError_t pleat_cuda_sort_temp_bytes(uint32_t m, size_t *bytes);
 void pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream);
 void pleat_cuda_sweep(const pleat_cuda_frame &f, cudaStream_t stream);
 void pleat_cuda_apply(const pleat_cuda_frame &f, cudaStream_t stream);
@@ -93,6 +94,6 @@ void pleat_cuda_apply(const pleat_cuda_frame &f, cudaStream_t stream);
 cudaError_t pleat_cuda_sort_pairs(unsigned long long *list, unsigned long long *tmp,
                                   unsigned long long n, int shift, void *temp, size_t temp_bytes,
                                   cudaStream_t stream);
-size_t pleat_cuda_sort_pairs_temp_bytes(unsigned long long n, int shift);
+cudaError_t pleat_cuda_sort_pairs_temp_bytes(unsigned long long n, int shift, size_t *bytes);
 
 #endif

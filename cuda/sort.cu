@@ -4,12 +4,12 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
-size_t pleat_cuda_sort_temp_bytes(uint32_t m)
+cudaError_t pleat_cuda_sort_temp_bytes(uint32_t m, size_t *bytes)
 {
-    size_t bytes = 0;
-    cub::DeviceRadixSort::SortPairs(nullptr, bytes, (const uint32_t *)nullptr, (uint32_t *)nullptr,
-                                    (const uint32_t *)nullptr, (uint32_t *)nullptr, m, 0, 32);
-    return bytes;
+    *bytes = 0;
+    return cub::DeviceRadixSort::SortPairs(nullptr, *bytes, (const uint32_t *)nullptr,
+                                           (uint32_t *)nullptr, (const uint32_t *)nullptr,
+                                           (uint32_t *)nullptr, m, 0, 32);
 }
 
 /* All 32 bits: which ones vary is only known on the device, and asking the
@@ -17,16 +17,17 @@ size_t pleat_cuda_sort_temp_bytes(uint32_t m)
 cudaError_t pleat_cuda_sort(const pleat_cuda_frame &f, void *temp, size_t temp_bytes,
                             cudaStream_t stream)
 {
+    if (!temp) /* CUB would take this for a size query and sort nothing */
+        return cudaErrorInvalidValue;
     return cub::DeviceRadixSort::SortPairs(temp, temp_bytes, f.keys_in, f.keys, f.order_in,
                                            f.order, f.m, 0, 32, stream);
 }
 
-size_t pleat_cuda_sort_pairs_temp_bytes(unsigned long long n, int shift)
+cudaError_t pleat_cuda_sort_pairs_temp_bytes(unsigned long long n, int shift, size_t *bytes)
 {
-    size_t bytes = 0;
-    cub::DeviceRadixSort::SortKeys(nullptr, bytes, (const unsigned long long *)nullptr,
-                                   (unsigned long long *)nullptr, n, 0, 2 * shift);
-    return bytes;
+    *bytes = 0;
+    return cub::DeviceRadixSort::SortKeys(nullptr, *bytes, (const unsigned long long *)nullptr,
+                                          (unsigned long long *)nullptr, n, 0, 2 * shift);
 }
 
 /* Packed pairs into the pair layout of pleat_find_pairs: i, j as uint32. */
@@ -42,6 +43,8 @@ cudaError_t pleat_cuda_sort_pairs(unsigned long long *list, unsigned long long *
                                   unsigned long long n, int shift, void *temp, size_t temp_bytes,
                                   cudaStream_t stream)
 {
+    if (!temp)
+        return cudaErrorInvalidValue;
     cudaError_t e =
         cub::DeviceRadixSort::SortKeys(temp, temp_bytes, list, tmp, n, 0, 2 * shift, stream);
     if (e != cudaSuccess)

@@ -37,7 +37,13 @@ static pleat_context *make(pleat_backend backend)
     pleat_status s;
     pleat_context *ctx = reference_context(backend, NULL, 0, &s);
     if (backend == PLEAT_BACKEND_CUDA && s == PLEAT_ERROR_BACKEND_UNAVAILABLE) {
-        printf("skipped: no CUDA device\n");
+        /* say why: on a GPU machine this is an old driver, not a pass */
+        int devices = 0, driver = 0, runtime = 0;
+        cudaError_t e = cudaGetDeviceCount(&devices);
+        cudaDriverGetVersion(&driver);
+        cudaRuntimeGetVersion(&runtime);
+        printf("skipped: no usable CUDA device (%s; %d devices, driver %d, runtime %d)\n",
+               cudaGetErrorString(e), devices, driver, runtime);
         exit(77);
     }
     if (s != PLEAT_OK)
@@ -45,13 +51,22 @@ static pleat_context *make(pleat_backend backend)
     return ctx;
 }
 
+/* A cudaMemcpy from pageable memory may return before its DMA lands, and
+ * the calls under test run on a non-blocking stream, which is not ordered
+ * after it: wait for the copy. */
+static void upload(void *d, const void *host, size_t bytes)
+{
+    if (bytes && (cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice) != cudaSuccess ||
+                  cudaDeviceSynchronize() != cudaSuccess))
+        die("cudaMemcpy");
+}
+
 static void *to_device(const void *host, size_t bytes)
 {
     void *d = NULL;
     if (cudaMalloc(&d, bytes ? bytes : 4) != cudaSuccess)
         die("cudaMalloc");
-    if (bytes && cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
-        die("cudaMemcpy");
+    upload(d, host, bytes);
     return d;
 }
 
@@ -194,8 +209,7 @@ static void async_and_graph(pleat_context *cpu, pleat_context *gpu)
     if (s == PLEAT_OK && ce == cudaSuccess &&
         cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
         for (int r = 0; r < 2; ++r) {
-            if (cudaMemcpy(d, sc.particles, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
-                die("cudaMemcpy");
+            upload(d, sc.particles, bytes);
             expect(cudaGraphLaunch(exec, st) == cudaSuccess &&
                        cudaStreamSynchronize(st) == cudaSuccess,
                    "graph launch", name);
@@ -215,8 +229,7 @@ static void async_and_graph(pleat_context *cpu, pleat_context *gpu)
     /* a duplicated index, no stats: reported later, buffer unchanged */
     uint32_t idx[4] = {0, 1, 2, 1};
     uint32_t *d_idx = to_device(idx, sizeof idx);
-    if (cudaMemcpy(d, sc.particles, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
-        die("cudaMemcpy");
+    upload(d, sc.particles, bytes);
     pleat_params bad = dp;
     bad.indices = d_idx;
     bad.num_indices = 4;
