@@ -21,9 +21,12 @@ __device__ static void add_sum(unsigned long long *sum, int64_t v)
         atomicAdd(sum, (unsigned long long)v); /* two's complement: adds v */
 }
 
-/* a and b are within the distance: the rest rule, then count, list or correct. */
+/* a and b are within the distance: the rest rule, then count, list or
+ * correct. a is the lane's own particle: its corrections add up in `own`
+ * and reach memory once, after the sweep (an integer sum, so the bits are
+ * the same), which halves the atomics. */
 __device__ static void on_close(const pleat_cuda_frame &f, uint32_t a, uint32_t b, float dx,
-                                float dy, float dz, unsigned long long *pairs)
+                                float dy, float dz, unsigned long long *pairs, int64_t own[3])
 {
     const pleat_pair_consts *k = &f.consts;
     if (f.rx && pleat_pair_rest_ignored(pleat_length2(f.rx[b] - f.rx[a], f.ry[b] - f.ry[a],
@@ -39,7 +42,7 @@ __device__ static void on_close(const pleat_cuda_frame &f, uint32_t a, uint32_t 
         int64_t ci[3], cj[3];
         pleat_pair_correction(dx, dy, dz, f.w[a], f.w[b], k, ci, cj);
         for (int c = 0; c < 3; ++c) {
-            add_sum(&f.acc[(size_t)c * f.m + a], ci[c]);
+            own[c] += ci[c];
             add_sum(&f.acc[(size_t)c * f.m + b], -cj[c]);
         }
     }
@@ -60,6 +63,7 @@ __global__ void sweep_kernel(pleat_cuda_frame f)
     const float xa = active ? f.x[a] : 0.0f, ya = active ? f.y[a] : 0.0f,
                 za = active ? f.z[a] : 0.0f;
     unsigned long long pairs = 0, tests = 0;
+    int64_t own[3] = {0, 0, 0};
 
     unsigned pending = __ballot_sync(FULL, active);
     while (pending) {
@@ -96,11 +100,14 @@ __global__ void sweep_kernel(pleat_cuda_frame f)
                         continue;
                     ++tests;
                     if (pleat_pair_within(pleat_length2(dx, dy, dz), &f.consts))
-                        on_close(f, a, bj, dx, dy, dz, &pairs);
+                        on_close(f, a, bj, dx, dy, dz, &pairs, own);
                 }
             }
         }
     }
+    if (active)
+        for (int c = 0; c < 3; ++c)
+            add_sum(&f.acc[(size_t)c * f.m + a], own[c]);
     for (int o = 16; o > 0; o /= 2) {
         pairs += __shfl_down_sync(FULL, pairs, o);
         tests += __shfl_down_sync(FULL, tests, o);
