@@ -244,7 +244,10 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * While a stream is being captured that wait cannot be made: issue every
  * call of a captured graph on the capturing stream, and do not make a larger
  * call on the same context afterwards (it would grow, and free, the scratch
- * the graph uses): give the graph a context of its own.
+ * the graph uses): give the graph a context of its own. Host-pointer calls
+ * on a CUDA context copy through pageable memory and may allocate, which a
+ * capture in cudaStreamCaptureModeGlobal forbids: while another thread
+ * captures in that mode, make none.
  */
 PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_particles,
                                                  uint32_t count, const pleat_params *params,
