@@ -50,6 +50,10 @@ typedef struct sweep_state {
     /* queued pairs, sorted positions; a candidate stores W entries (its
      * close lanes first) at queued <= QUEUE - W */
     uint32_t qa[QUEUE + PLEAT_W], qb[QUEUE + PLEAT_W];
+    /* flush: per queued pair its corrections (x_a gets +ci, x_b -cj), per
+     * batch of W the pairs that count */
+    uint32_t ci[3][QUEUE + PLEAT_W], cj[3][QUEUE + PLEAT_W];
+    unsigned live[QUEUE / PLEAT_W + 1];
 } sweep_state;
 
 /* From p, the first position whose key is >= target. The padding keys are
@@ -101,14 +105,15 @@ static inline vu quanta(vf x)
     return vf_trunc_i32(vf_min(vf_max(x, least), most));
 }
 
-/* pleat_pair_correction() on W pairs (lanes in `live`). Coincident lanes give
- * zero; lanes whose scale exponent the bit trick cannot build are redone by
- * the scalar function. */
-static void correct_batch(const sweep_state *st, const uint32_t *a, const uint32_t *b,
-                          unsigned live)
+/* pleat_pair_correction() on the W pairs from queue entry i (lanes in
+ * `live`), into st->ci and st->cj. Coincident lanes give zero; lanes whose
+ * scale exponent the bit trick cannot build are redone by the scalar
+ * function. */
+static void corrections(sweep_state *st, uint32_t i, unsigned live)
 {
     const pleat_frame *f = st->f;
     const pleat_pair_consts *k = &f->consts;
+    const uint32_t *a = st->qa + i, *b = st->qb + i;
     vf pa[4], pb[4];
     vf_gather4(f->pos, a, pa);
     vf_gather4(f->pos, b, pb);
@@ -129,37 +134,48 @@ static void correct_batch(const sweep_state *st, const uint32_t *a, const uint32
     vf len = vf_mul(l, up);
     vf w = vf_add(vf_add(wi, wj), vf_set1(FLT_EPSILON));
     vf c = vf_div(vf_mul(vf_set1(k->stiffness), vf_sub(len, vf_set1(k->distance))), vf_mul(w, l));
-    uint32_t ci[3][PLEAT_W], cj[3][PLEAT_W];
     vf q = vf_set1(k->inv_quantum);
     for (int a3 = 0; a3 < 3; ++a3) {
         vf delta = vf_mul(c, u[a3]);
-        vu_store(ci[a3], quanta(vf_mul(vf_mul(wi, delta), q)));
-        vu_store(cj[a3], quanta(vf_mul(vf_mul(wj, delta), q)));
+        vu_store(st->ci[a3] + i, quanta(vf_mul(vf_mul(wi, delta), q)));
+        vu_store(st->cj[a3] + i, quanta(vf_mul(vf_mul(wj, delta), q)));
     }
-    /* the rare slow lanes first, so the loop that adds needs no branch */
+    /* the rare slow lanes */
     for (unsigned m = live & ~fast; m; m &= m - 1) {
         unsigned lane = (unsigned)__builtin_ctz(m);
         const float *pi = f->pos + 4 * (size_t)a[lane], *pj = f->pos + 4 * (size_t)b[lane];
         int64_t si[3], sj[3];
         pleat_pair_correction(pj[0] - pi[0], pj[1] - pi[1], pj[2] - pi[2], pi[3], pj[3], k, si, sj);
         for (int a3 = 0; a3 < 3; ++a3) { /* one pair's correction fits 32 bits */
-            ci[a3][lane] = (uint32_t)(int32_t)si[a3];
-            cj[a3][lane] = (uint32_t)(int32_t)sj[a3];
+            st->ci[a3][i + lane] = (uint32_t)(int32_t)si[a3];
+            st->cj[a3][i + lane] = (uint32_t)(int32_t)sj[a3];
         }
-    }
-    const sums acc = {f->acc_x, f->acc_y, f->acc_z, st->end};
-    for (unsigned m = live; m; m &= m - 1) {
-        unsigned lane = (unsigned)__builtin_ctz(m);
-        int64_t si[3], sj[3];
-        for (int a3 = 0; a3 < 3; ++a3) {
-            si[a3] = (int32_t)ci[a3][lane];
-            sj[a3] = (int32_t)cj[a3][lane];
-        }
-        add_pair(st, &acc, a[lane], b[lane], si, sj);
     }
 }
 
-/* Finishes the queued pairs: rest rule, then count, list or correct. */
+/* Adds the corrections of the live queued pairs to the sums. */
+static void add_corrections(sweep_state *st)
+{
+    const pleat_frame *f = st->f;
+    const sums acc = {f->acc_x, f->acc_y, f->acc_z, st->end};
+    for (uint32_t i = 0; i < st->queued; i += PLEAT_W) {
+        for (unsigned m = st->live[i / PLEAT_W]; m; m &= m - 1) {
+            uint32_t e = i + (unsigned)__builtin_ctz(m);
+            int64_t si[3], sj[3];
+            for (int a3 = 0; a3 < 3; ++a3) {
+                si[a3] = (int32_t)st->ci[a3][e];
+                sj[a3] = (int32_t)st->cj[a3][e];
+            }
+            add_pair(st, &acc, st->qa[e], st->qb[e], si, sj);
+        }
+    }
+}
+
+/* Finishes the queued pairs: rest rule, then count, list or correct. Every
+ * batch's corrections are computed before any is added: a batch is one long
+ * dependency chain (loads, square root, division), and with nothing between
+ * them the chains of successive batches overlap (AVX2 sweep, 64k: cloud and
+ * folded 7-8% faster than adding each batch as it came). */
 static void flush(sweep_state *st)
 {
     const pleat_frame *f = st->f;
@@ -186,7 +202,8 @@ static void flush(sweep_state *st)
         }
         st->pairs += pleat_lane_count(live);
         if (f->mode == PLEAT_SWEEP_CORRECT) {
-            correct_batch(st, a, b, live);
+            corrections(st, i, live);
+            st->live[i / PLEAT_W] = live;
         } else if (f->mode == PLEAT_SWEEP_LIST) {
             for (unsigned m = live; m; m &= m - 1) {
                 unsigned lane = (unsigned)__builtin_ctz(m);
@@ -194,6 +211,8 @@ static void flush(sweep_state *st)
             }
         }
     }
+    if (f->mode == PLEAT_SWEEP_CORRECT)
+        add_corrections(st);
     st->queued = 0;
 }
 
