@@ -38,7 +38,7 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
         {&cpu->sort_a, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->sort_b, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->pos, m + PLEAT_PAD, 4 * sizeof(float)},
-        {&cpu->acc_yz, sums ? m : 0, 2 * sizeof(int64_t)},
+        {&cpu->acc_yz, sums ? PLEAT_ACC_ROOM(m) : 0, sizeof(int64_t)},
     };
     for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i) {
         pleat_status s = pleat_buffer_reserve(need[i].buf, need[i].count, need[i].size);
@@ -48,8 +48,7 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
     f->chunks = cpu->chunks.data;
     f->packed = cpu->sort_a.data;
     f->pos = cpu->pos.data;
-    f->acc_y = sums ? cpu->acc_yz.data : NULL; /* the gather zeroes them */
-    f->acc_z = f->acc_y ? f->acc_y + m : NULL; /* no buffer yet when m is 0 */
+    f->acc_room = sums ? cpu->acc_yz.data : NULL; /* the gather places the sums */
     return PLEAT_OK;
 }
 

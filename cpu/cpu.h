@@ -20,6 +20,10 @@
  * UINT32_MAX (above every key), floats with 0. */
 #define PLEAT_PAD 16u
 
+/* Room for acc_y and acc_z of m particles: 4 KiB more for each, so that
+ * the gather can place them off acc_x's offset in a page. */
+#define PLEAT_ACC_ROOM(m) (2 * (size_t)(m) + 2 * 4096 / sizeof(int64_t))
+
 /* Per-chunk results, reduced in chunk order after a stage. */
 typedef struct pleat_chunk {
     float lower[3], upper[3];
@@ -67,9 +71,11 @@ typedef struct pleat_frame {
     /* sorted by key, m entries each plus PLEAT_PAD */
     uint32_t *keys, *order;
     float *pos;              /* {x, y, z, w} per particle */
-    /* fixed-point sums per sorted particle (COLLIDE); acc_x is the sorted
-     * packed array, consumed and zeroed by the gather */
+    /* fixed-point sums per sorted particle (COLLIDE), placed and zeroed by
+     * the gather: acc_x is the sorted packed array (consumed there), acc_y
+     * and acc_z lie in acc_room (PLEAT_ACC_ROOM(m) entries; NULL: no sums) */
     int64_t *acc_x, *acc_y, *acc_z;
+    int64_t *acc_room;
     uint64_t *list;          /* LIST: pleat_pair_pack() entries, at each chunk's offset */
     int pair_shift;          /* LIST: pleat_pair_shift(count) */
 
