@@ -11,7 +11,7 @@ void PLEAT_KERNEL(apply_task)(void *arg, uint32_t chunk)
         /* key order jumps around the caller's array: fetch ahead */
         if (s + 16 < f->m)
             __builtin_prefetch(f->out + 4 * (size_t)f->order[s + 16], 1);
-        int64_t sx = f->acc_x[s], sy = f->acc_y[s], sz = f->acc_z[s];
+        int64_t sx = f->acc_xy[2 * (size_t)s], sy = f->acc_xy[2 * (size_t)s + 1], sz = f->acc_z[s];
         if ((sx | sy | sz) == 0)
             continue;
         float *p = f->out + 4 * (size_t)f->order[s];

@@ -17,11 +17,11 @@ typedef struct pleat_cpu {
     pleat_pool *pool;
     const pleat_kernels *kern;
     /* Scratch, at most 48 bytes per taking-part particle: sort_a and sort_b
-     * (8 + 8; after the sort one holds keys + order, the other the x sums),
-     * pos (16), acc_yz (16, only when correcting). Plus a bit per particle
+     * (8 + 8; after the sort one holds keys + order, the other the z sums),
+     * pos (16), acc_xy (16, only when correcting). Plus a bit per particle
      * for index checks and the pair lists of find_pairs. Rest positions are
      * read from the caller's array, only for close pairs. */
-    pleat_buffer seen, chunks, radix, sort_a, sort_b, pos, acc_yz, list_a, list_b;
+    pleat_buffer seen, chunks, radix, sort_a, sort_b, pos, acc_xy, list_a, list_b;
     pleat_part part[PLEAT_MAX_CPU_THREADS]; /* the sweep's queues, kept between calls */
 } pleat_cpu;
 
@@ -38,7 +38,7 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
         {&cpu->sort_a, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->sort_b, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->pos, m + PLEAT_PAD, 4 * sizeof(float)},
-        {&cpu->acc_yz, sums ? PLEAT_ACC_ROOM(m) : 0, sizeof(int64_t)},
+        {&cpu->acc_xy, sums ? m : 0, 2 * sizeof(int64_t)},
     };
     for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i) {
         pleat_status s = pleat_buffer_reserve(need[i].buf, need[i].count, need[i].size);
@@ -48,7 +48,7 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
     f->chunks = cpu->chunks.data;
     f->packed = cpu->sort_a.data;
     f->pos = cpu->pos.data;
-    f->acc_room = sums ? cpu->acc_yz.data : NULL; /* the gather places the sums */
+    f->acc_xy = sums ? cpu->acc_xy.data : NULL; /* the gather zeroes them */
     return PLEAT_OK;
 }
 
@@ -218,7 +218,7 @@ static void cpu_destroy(void *impl)
         return;
     pleat_pool_destroy(cpu->pool);
     pleat_buffer *bufs[] = {&cpu->seen,  &cpu->chunks, &cpu->radix,  &cpu->sort_a, &cpu->sort_b,
-                            &cpu->pos,   &cpu->acc_yz, &cpu->list_a, &cpu->list_b};
+                            &cpu->pos,   &cpu->acc_xy, &cpu->list_a, &cpu->list_b};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
         pleat_buffer_free(bufs[i]);
     for (size_t p = 0; p < PLEAT_MAX_CPU_THREADS; ++p)

@@ -20,10 +20,6 @@
  * UINT32_MAX (above every key), floats with 0. */
 #define PLEAT_PAD 16u
 
-/* Room for acc_y and acc_z of m particles: 4 KiB more for each, so that
- * the gather can place them off acc_x's offset in a page. */
-#define PLEAT_ACC_ROOM(m) (2 * (size_t)(m) + 2 * 4096 / sizeof(int64_t))
-
 /* Per-chunk results, reduced in chunk order after a stage. */
 typedef struct pleat_chunk {
     float lower[3], upper[3];
@@ -52,7 +48,7 @@ typedef struct pleat_part {
 typedef enum pleat_sweep_mode {
     PLEAT_SWEEP_COUNT,   /* count pairs and tests per chunk */
     PLEAT_SWEEP_LIST,    /* write pairs from each chunk's offset (pairs field) */
-    PLEAT_SWEEP_CORRECT  /* add fixed-point corrections to acc_x/y/z */
+    PLEAT_SWEEP_CORRECT  /* add fixed-point corrections to acc_xy and acc_z */
 } pleat_sweep_mode;
 
 typedef struct pleat_frame {
@@ -71,11 +67,12 @@ typedef struct pleat_frame {
     /* sorted by key, m entries each plus PLEAT_PAD */
     uint32_t *keys, *order;
     float *pos;              /* {x, y, z, w} per particle */
-    /* fixed-point sums per sorted particle (COLLIDE), placed and zeroed by
-     * the gather: acc_x is the sorted packed array (consumed there), acc_y
-     * and acc_z lie in acc_room (PLEAT_ACC_ROOM(m) entries; NULL: no sums) */
-    int64_t *acc_x, *acc_y, *acc_z;
-    int64_t *acc_room;
+    /* fixed-point sums per sorted particle (COLLIDE; else NULL), zeroed by
+     * the gather: {x, y} side by side, so a pair adds both with one vector
+     * op, and z in the sorted packed array, consumed by the gather. (Three
+     * arrays x, y, z started at one offset in a page: each sum's load then
+     * waited on the store to the one before, 4K aliasing.) */
+    int64_t *acc_xy, *acc_z;
     uint64_t *list;          /* LIST: pleat_pair_pack() entries, at each chunk's offset */
     int pair_shift;          /* LIST: pleat_pair_shift(count) */
 

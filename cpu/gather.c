@@ -20,7 +20,7 @@ static void gather_task(void *arg, uint32_t chunk)
     const float *particles = f->particles;
     uint32_t *restrict keys = f->keys, *restrict order = f->order;
     float *restrict pos = f->pos;
-    int64_t *acc_x = f->acc_x, *restrict acc_y = f->acc_y, *restrict acc_z = f->acc_z;
+    int64_t *acc_z = f->acc_z, *restrict acc_xy = f->acc_xy;
     uint32_t end = pleat_chunk_end(chunk, f->m);
     for (uint32_t s = pleat_chunk_begin(chunk); s < end; ++s) {
         if (s + AHEAD < end) { /* not past the chunk: the next one's thread zeroes it */
@@ -32,33 +32,18 @@ static void gather_task(void *arg, uint32_t chunk)
         keys[s] = (uint32_t)(v >> 32);
         order[s] = i;
         memcpy(pos + 4 * (size_t)s, particles + 4 * (size_t)i, 4 * sizeof(float));
-        if (acc_x) /* packed[s] is read: its slot becomes the x sum */
-            acc_x[s] = acc_y[s] = acc_z[s] = 0;
+        if (acc_z) { /* packed[s] is read: its slot becomes the z sum */
+            acc_z[s] = 0;
+            acc_xy[2 * (size_t)s] = acc_xy[2 * (size_t)s + 1] = 0;
+        }
     }
-}
-
-/* The first int64 at or after `from` that lies `offset` bytes past x in a
- * 4 KiB page. The sweep and the apply touch a particle's three sums one
- * after another, and a load whose address matches an earlier store's in its
- * low 12 bits waits for that store (4K aliasing). Large allocations all
- * start at one offset in a page, and acc_z followed acc_y by m entries, so
- * with m a multiple of 512 all three matched: spread 1 and 2 KiB apart, the
- * 64k cloud's sweep ran 4% faster. */
-static int64_t *off_page_of(const int64_t *from, const int64_t *x, uintptr_t offset)
-{
-    uintptr_t at = (uintptr_t)from;
-    return (int64_t *)(at + (((uintptr_t)x + offset - at) & 4095u));
 }
 
 void pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted)
 {
     f->packed = sorted;
-    /* the x sums reuse the sorted keys, consumed here */
-    f->acc_x = f->acc_room ? (int64_t *)sorted : NULL;
-    if (f->acc_x) {
-        f->acc_y = off_page_of(f->acc_room, f->acc_x, 1024);
-        f->acc_z = off_page_of(f->acc_y + f->m, f->acc_x, 2048);
-    }
+    /* the z sums reuse the sorted keys, consumed here */
+    f->acc_z = f->acc_xy ? (int64_t *)sorted : NULL;
     pleat_pool_run(pool, pleat_chunks(f->m), gather_task, f);
     size_t m = f->m;
     for (size_t s = m; s < m + PLEAT_PAD; ++s) {

@@ -47,8 +47,8 @@ static void settle_task(void *arg, uint32_t p)
     const pleat_part *part = &f->part[p];
     for (size_t k = 0; k < part->count; ++k) {
         const pleat_foreign *e = &part->items[k];
-        add(&f->acc_x[e->b], e->c[0]);
-        add(&f->acc_y[e->b], e->c[1]);
+        add(&f->acc_xy[2 * (size_t)e->b], e->c[0]);
+        add(&f->acc_xy[2 * (size_t)e->b + 1], e->c[1]);
         add(&f->acc_z[e->b], e->c[2]);
     }
 }

@@ -337,6 +337,77 @@ static inline void vf_load4(const float *p, vf out[4])
     vf_rows(row, out);
 }
 
+/* The x and y sums of a particle are kept side by side, {x, y} int64, so
+ * one pair's x and y corrections are one vector add. vu_store_xy: lane l of
+ * x and y to out[2l], out[2l + 1]; xy_add / xy_sub: sum[0..1] +-= c[0..1]
+ * (int32). */
+#if defined(PLEAT_ISA_AVX2) || defined(PLEAT_ISA_SSE2)
+#if defined(PLEAT_ISA_AVX2)
+static inline void vu_store_xy(uint32_t *out, vu x, vu y)
+{
+    __m256i lo = _mm256_unpacklo_epi32(x, y), hi = _mm256_unpackhi_epi32(x, y);
+    _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256((__m256i *)out + 1, _mm256_permute2x128_si256(lo, hi, 0x31));
+}
+static inline __m128i xy_load(const uint32_t *c) { return _mm_cvtepi32_epi64(_mm_loadl_epi64((const __m128i *)c)); }
+#else
+static inline void vu_store_xy(uint32_t *out, vu x, vu y)
+{
+    _mm_storeu_si128((__m128i *)out, _mm_unpacklo_epi32(x, y));
+    _mm_storeu_si128((__m128i *)out + 1, _mm_unpackhi_epi32(x, y));
+}
+/* SSE2 has no sign extension to 64 bits: pair each value with its sign */
+static inline __m128i xy_load(const uint32_t *c)
+{
+    __m128i v = _mm_loadl_epi64((const __m128i *)c);
+    return _mm_unpacklo_epi32(v, _mm_srai_epi32(v, 31));
+}
+#endif
+static inline void xy_add(int64_t *sum, const uint32_t *c)
+{
+    _mm_storeu_si128((__m128i *)sum, _mm_add_epi64(_mm_loadu_si128((const __m128i *)sum), xy_load(c)));
+}
+static inline void xy_sub(int64_t *sum, const uint32_t *c)
+{
+    _mm_storeu_si128((__m128i *)sum, _mm_sub_epi64(_mm_loadu_si128((const __m128i *)sum), xy_load(c)));
+}
+#elif defined(PLEAT_ISA_NEON)
+static inline void vu_store_xy(uint32_t *out, vu x, vu y)
+{
+    const uint32x4x2_t xy = {{x, y}};
+    vst2q_u32(out, xy);
+}
+static inline void xy_add(int64_t *sum, const uint32_t *c)
+{
+    vst1q_s64(sum, vaddq_s64(vld1q_s64(sum), vmovl_s32(vld1_s32((const int32_t *)c))));
+}
+static inline void xy_sub(int64_t *sum, const uint32_t *c)
+{
+    vst1q_s64(sum, vsubq_s64(vld1q_s64(sum), vmovl_s32(vld1_s32((const int32_t *)c))));
+}
+#else
+static inline void vu_store_xy(uint32_t *out, vu x, vu y)
+{
+    uint32_t lx[PLEAT_W], ly[PLEAT_W];
+    vu_store(lx, x);
+    vu_store(ly, y);
+    for (int l = 0; l < PLEAT_W; ++l) {
+        out[2 * l] = lx[l];
+        out[2 * l + 1] = ly[l];
+    }
+}
+static inline void xy_add(int64_t *sum, const uint32_t *c)
+{
+    sum[0] += (int32_t)c[0];
+    sum[1] += (int32_t)c[1];
+}
+static inline void xy_sub(int64_t *sum, const uint32_t *c)
+{
+    sum[0] -= (int32_t)c[0];
+    sum[1] -= (int32_t)c[1];
+}
+#endif
+
 /* Writes base + l for every lane l set in mask to out, in lane order;
  * returns how many. out has room for PLEAT_W entries. */
 #if defined(PLEAT_ISA_AVX2)

@@ -52,7 +52,8 @@ typedef struct sweep_state {
     uint32_t qa[QUEUE + PLEAT_W], qb[QUEUE + PLEAT_W];
     /* flush: per queued pair its corrections (x_a gets +ci, x_b -cj), per
      * batch of W the pairs that count */
-    uint32_t ci[3][QUEUE + PLEAT_W], cj[3][QUEUE + PLEAT_W];
+    uint32_t ci_xy[2 * (QUEUE + PLEAT_W)], ci_z[QUEUE + PLEAT_W];
+    uint32_t cj_xy[2 * (QUEUE + PLEAT_W)], cj_z[QUEUE + PLEAT_W];
     unsigned live[QUEUE / PLEAT_W + 1];
 } sweep_state;
 
@@ -71,30 +72,6 @@ static inline uint32_t advance(const uint32_t *keys, uint32_t p, uint32_t target
         if (below != (1u << ADVANCE_STEP) - 1) /* sorted: the keys below are a prefix */
             return p + (unsigned)__builtin_ctz(~below);
         p += ADVANCE_STEP;
-    }
-}
-
-/* The sums a part writes: a is in the part being swept; b sorts later, most
- * often in the same part, else its correction is owed (cpu/settle.c). Kept
- * in locals so the compiler need not reload them after every store. */
-typedef struct sums {
-    int64_t *restrict x, *restrict y, *restrict z;
-    uint32_t end; /* of the part */
-} sums;
-
-static inline void add_pair(const sweep_state *st, const sums *acc, uint32_t a, uint32_t b,
-                            const int64_t ci[3], const int64_t cj[3])
-{
-    acc->x[a] += ci[0];
-    acc->y[a] += ci[1];
-    acc->z[a] += ci[2];
-    if (b < acc->end) {
-        acc->x[b] -= cj[0];
-        acc->y[b] -= cj[1];
-        acc->z[b] -= cj[2];
-    } else {
-        const int64_t owed[3] = {-cj[0], -cj[1], -cj[2]};
-        pleat_cpu_owe(st->part, b, owed);
     }
 }
 
@@ -135,38 +112,50 @@ static void corrections(sweep_state *st, uint32_t i, unsigned live)
     vf w = vf_add(vf_add(wi, wj), vf_set1(FLT_EPSILON));
     vf c = vf_div(vf_mul(vf_set1(k->stiffness), vf_sub(len, vf_set1(k->distance))), vf_mul(w, l));
     vf q = vf_set1(k->inv_quantum);
+    vu qi[3], qj[3];
     for (int a3 = 0; a3 < 3; ++a3) {
         vf delta = vf_mul(c, u[a3]);
-        vu_store(st->ci[a3] + i, quanta(vf_mul(vf_mul(wi, delta), q)));
-        vu_store(st->cj[a3] + i, quanta(vf_mul(vf_mul(wj, delta), q)));
+        qi[a3] = quanta(vf_mul(vf_mul(wi, delta), q));
+        qj[a3] = quanta(vf_mul(vf_mul(wj, delta), q));
     }
+    vu_store_xy(st->ci_xy + 2 * i, qi[0], qi[1]);
+    vu_store_xy(st->cj_xy + 2 * i, qj[0], qj[1]);
+    vu_store(st->ci_z + i, qi[2]);
+    vu_store(st->cj_z + i, qj[2]);
     /* the rare slow lanes */
     for (unsigned m = live & ~fast; m; m &= m - 1) {
         unsigned lane = (unsigned)__builtin_ctz(m);
         const float *pi = f->pos + 4 * (size_t)a[lane], *pj = f->pos + 4 * (size_t)b[lane];
         int64_t si[3], sj[3];
         pleat_pair_correction(pj[0] - pi[0], pj[1] - pi[1], pj[2] - pi[2], pi[3], pj[3], k, si, sj);
-        for (int a3 = 0; a3 < 3; ++a3) { /* one pair's correction fits 32 bits */
-            st->ci[a3][i + lane] = (uint32_t)(int32_t)si[a3];
-            st->cj[a3][i + lane] = (uint32_t)(int32_t)sj[a3];
-        }
+        uint32_t e = i + lane; /* one pair's correction fits 32 bits */
+        st->ci_xy[2 * e] = (uint32_t)(int32_t)si[0];
+        st->ci_xy[2 * e + 1] = (uint32_t)(int32_t)si[1];
+        st->ci_z[e] = (uint32_t)(int32_t)si[2];
+        st->cj_xy[2 * e] = (uint32_t)(int32_t)sj[0];
+        st->cj_xy[2 * e + 1] = (uint32_t)(int32_t)sj[1];
+        st->cj_z[e] = (uint32_t)(int32_t)sj[2];
     }
 }
 
 /* Adds the corrections of the live queued pairs to the sums. */
 static void add_corrections(sweep_state *st)
 {
-    const pleat_frame *f = st->f;
-    const sums acc = {f->acc_x, f->acc_y, f->acc_z, st->end};
+    int64_t *restrict xy = st->f->acc_xy, *restrict z = st->f->acc_z;
     for (uint32_t i = 0; i < st->queued; i += PLEAT_W) {
         for (unsigned m = st->live[i / PLEAT_W]; m; m &= m - 1) {
-            uint32_t e = i + (unsigned)__builtin_ctz(m);
-            int64_t si[3], sj[3];
-            for (int a3 = 0; a3 < 3; ++a3) {
-                si[a3] = (int32_t)st->ci[a3][e];
-                sj[a3] = (int32_t)st->cj[a3][e];
+            uint32_t e = i + (unsigned)__builtin_ctz(m), a = st->qa[e], b = st->qb[e];
+            xy_add(xy + 2 * (size_t)a, st->ci_xy + 2 * e);
+            z[a] += (int32_t)st->ci_z[e];
+            if (b < st->end) {
+                xy_sub(xy + 2 * (size_t)b, st->cj_xy + 2 * e);
+                z[b] -= (int32_t)st->cj_z[e];
+            } else {
+                const int64_t owed[3] = {-(int64_t)(int32_t)st->cj_xy[2 * e],
+                                         -(int64_t)(int32_t)st->cj_xy[2 * e + 1],
+                                         -(int64_t)(int32_t)st->cj_z[e]};
+                pleat_cpu_owe(st->part, b, owed);
             }
-            add_pair(st, &acc, st->qa[e], st->qb[e], si, sj);
         }
     }
 }
