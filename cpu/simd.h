@@ -36,6 +36,9 @@ static inline vu vf_le(vf a, vf b) { return _mm256_castps_si256(_mm256_cmp_ps(a,
 static inline unsigned vf_lt_mask(vf a, vf b) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LT_OQ)); }
 static inline vu vu_load(const uint32_t *p) { return _mm256_loadu_si256((const __m256i *)p); }
 static inline vu vu_set1(uint32_t x) { return _mm256_set1_epi32((int)x); }
+/* *p in every lane, straight from memory (a load-port broadcast; set1 of a
+ * value already in a register costs two shuffle-port ops) */
+static inline vu vu_load1(const uint32_t *p) { return _mm256_broadcastd_epi32(_mm_loadu_si32(p)); }
 /* unsigned a < b: flip the sign bits, compare signed */
 static inline unsigned vu_lt(vu a, vu b)
 {
@@ -95,6 +98,7 @@ static inline vu vf_le(vf a, vf b) { return _mm_castps_si128(_mm_cmple_ps(a, b))
 static inline unsigned vf_lt_mask(vf a, vf b) { return (unsigned)_mm_movemask_ps(_mm_cmplt_ps(a, b)); }
 static inline vu vu_load(const uint32_t *p) { return _mm_loadu_si128((const __m128i *)p); }
 static inline vu vu_set1(uint32_t x) { return _mm_set1_epi32((int)x); }
+static inline vu vu_load1(const uint32_t *p) { return _mm_set1_epi32((int)*p); }
 static inline unsigned vu_lt(vu a, vu b)
 {
     const __m128i flip = _mm_set1_epi32(INT32_MIN);
@@ -152,6 +156,7 @@ static inline vu vf_le(vf a, vf b) { return vcleq_f32(a, b); }
 static inline unsigned vf_lt_mask(vf a, vf b) { return neon_mask(vcltq_f32(a, b)); }
 static inline vu vu_load(const uint32_t *p) { return vld1q_u32(p); }
 static inline vu vu_set1(uint32_t x) { return vdupq_n_u32(x); }
+static inline vu vu_load1(const uint32_t *p) { return vld1q_dup_u32(p); }
 static inline unsigned vu_lt(vu a, vu b) { return neon_mask(vcltq_u32(a, b)); }
 static inline vu vu_in_range(vu x, vu lo, vu width) { return vcltq_u32(vsubq_u32(x, lo), width); }
 static inline vu vu_and(vu a, vu b) { return vandq_u32(a, b); }
@@ -193,6 +198,7 @@ static inline vu vf_le(vf a, vf b) { return a <= b; }
 static inline unsigned vf_lt_mask(vf a, vf b) { return a < b; }
 static inline vu vu_load(const uint32_t *p) { return *p; }
 static inline vu vu_set1(uint32_t x) { return x; }
+static inline vu vu_load1(const uint32_t *p) { return *p; }
 static inline unsigned vu_lt(vu a, vu b) { return a < b; }
 static inline vu vu_in_range(vu x, vu lo, vu width) { return x - lo < width; }
 static inline vu vu_and(vu a, vu b) { return a & b; }

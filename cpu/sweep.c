@@ -264,13 +264,13 @@ static inline void test_column(sweep_state *st, const block *blk, size_t from, u
     const vu to_end = vu_sub(vu_set1(0), later);
     size_t queued = st->queued; /* pointer-sized: indexes the queues directly */
     vu count = *tests, candidate = vu_set1((uint32_t)from);
-    for (size_t b = from; keys[b] < end_key; ++b, p += 4) {
+    for (const uint32_t *kb = keys + from; *kb < end_key; ++kb, p += 4) {
         if (queued > QUEUE - PLEAT_W) { /* a candidate queues at most W */
             st->queued = (uint32_t)queued;
             flush(st);
             queued = 0;
         }
-        vu in_range = vu_in_range(vu_set1(keys[b]), lo, blk->width);
+        vu in_range = vu_in_range(vu_load1(kb), lo, blk->width);
         if (own)
             in_range = vu_and(in_range, vu_in_range(candidate, later, to_end));
         vf dx = vf_sub(vf_set1(p[0]), blk->x);
