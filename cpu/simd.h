@@ -10,7 +10,8 @@
  *   keep masks as vectors instead (vf_le, vu_in_range: a vu whose true
  *   lanes are all ones, or 1 in the scalar build, and the others zero),
  *   combine them with vu_and and turn them into bits once, with vu_lanes;
- *   vu_count counts the true lanes per lane, and vu_sum adds the lanes up.
+ *   vu_keep(x, m) is x in m's true lanes and 0 elsewhere; vu_count counts
+ *   the true lanes per lane, and vu_sum adds the lanes up.
  * - q4: 4 floats, one particle {x, y, z, w}, for the AoS stages; vf_rows
  *   turns W such particles into one vf per component.
  * Lanes are read and written through memcpy or intrinsics only (DESIGN.md §4:
@@ -55,6 +56,9 @@ static inline vu vu_in_range(vu x, vu lo, vu width)
     return _mm256_cmpgt_epi32(_mm256_xor_si256(width, flip), d);
 }
 static inline vu vu_and(vu a, vu b) { return _mm256_and_si256(a, b); }
+static inline vu vu_or(vu a, vu b) { return _mm256_or_si256(a, b); }
+static inline vu vu_keep(vu a, vu m) { return _mm256_and_si256(a, m); }
+static inline vu vu_min(vu a, vu b) { return _mm256_min_epu32(a, b); }
 static inline unsigned vu_lanes(vu m) { return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m)); }
 static inline vu vu_count(vu count, vu m) { return _mm256_sub_epi32(count, m); }
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
@@ -112,6 +116,15 @@ static inline vu vu_in_range(vu x, vu lo, vu width)
     return _mm_cmplt_epi32(d, _mm_xor_si128(width, flip));
 }
 static inline vu vu_and(vu a, vu b) { return _mm_and_si128(a, b); }
+static inline vu vu_or(vu a, vu b) { return _mm_or_si128(a, b); }
+static inline vu vu_keep(vu a, vu m) { return _mm_and_si128(a, m); }
+/* unsigned minimum (SSE4.1 has it, SSE2 does not) */
+static inline vu vu_min(vu a, vu b)
+{
+    const __m128i flip = _mm_set1_epi32(INT32_MIN);
+    __m128i a_above = _mm_cmpgt_epi32(_mm_xor_si128(a, flip), _mm_xor_si128(b, flip));
+    return _mm_or_si128(_mm_and_si128(a_above, b), _mm_andnot_si128(a_above, a));
+}
 static inline unsigned vu_lanes(vu m) { return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(m)); }
 static inline vu vu_count(vu count, vu m) { return _mm_sub_epi32(count, m); }
 static inline vf vf_max(vf a, vf b) { return _mm_max_ps(a, b); }
@@ -160,6 +173,9 @@ static inline vu vu_load1(const uint32_t *p) { return vld1q_dup_u32(p); }
 static inline unsigned vu_lt(vu a, vu b) { return neon_mask(vcltq_u32(a, b)); }
 static inline vu vu_in_range(vu x, vu lo, vu width) { return vcltq_u32(vsubq_u32(x, lo), width); }
 static inline vu vu_and(vu a, vu b) { return vandq_u32(a, b); }
+static inline vu vu_or(vu a, vu b) { return vorrq_u32(a, b); }
+static inline vu vu_keep(vu a, vu m) { return vandq_u32(a, m); }
+static inline vu vu_min(vu a, vu b) { return vminq_u32(a, b); }
 static inline unsigned vu_lanes(vu m) { return neon_mask(m); }
 static inline vu vu_count(vu count, vu m) { return vsubq_u32(count, m); }
 static inline vf vf_max(vf a, vf b) { return vmaxq_f32(a, b); }
@@ -202,6 +218,9 @@ static inline vu vu_load1(const uint32_t *p) { return *p; }
 static inline unsigned vu_lt(vu a, vu b) { return a < b; }
 static inline vu vu_in_range(vu x, vu lo, vu width) { return x - lo < width; }
 static inline vu vu_and(vu a, vu b) { return a & b; }
+static inline vu vu_or(vu a, vu b) { return a | b; }
+static inline vu vu_keep(vu a, vu m) { return m ? a : 0; }
+static inline vu vu_min(vu a, vu b) { return a < b ? a : b; }
 static inline unsigned vu_lanes(vu m) { return m; }
 static inline vu vu_count(vu count, vu m) { return count + m; }
 static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }

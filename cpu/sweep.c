@@ -37,6 +37,10 @@
  * sorted position. */
 _Static_assert(PLEAT_PAD >= 2 * PLEAT_W, "the sorted arrays' padding must hold two vectors");
 
+/* Lane l holds l. */
+static const uint32_t lane_number[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+_Static_assert(PLEAT_W <= 8, "one lane number per lane");
+
 /* Queue length: the queued pairs are finished before it can overflow. */
 #define QUEUE 256u
 
@@ -217,25 +221,27 @@ typedef struct block {
 
 static inline void block_setup(const pleat_frame *f, uint32_t base, uint32_t end, block *blk)
 {
+    const vu sweep_mask = vu_set1(PLEAT_KEY_SWEEP_MASK), reach = vu_set1(f->grid.sweep_reach);
     const uint32_t *keys = f->keys;
-    /* the next column's first key; hash1 <= 254, so this cannot wrap */
+    vu key = vu_load(keys + base);
+    /* the lanes in base's column (the next column's first key: hash1 <= 254,
+     * so this cannot wrap) and in the part; sorted, so they are a prefix,
+     * never empty (lane 0 is base) */
     uint32_t column_end = (keys[base] | PLEAT_KEY_SWEEP_MASK) + 1u;
-    unsigned live = vu_lt(vu_load(keys + base), vu_set1(column_end)) & pleat_first_lanes(end - base);
-    uint32_t lo[PLEAT_W], width[PLEAT_W], hi = 0;
-    /* sorted: the live lanes are a prefix, never empty (lane 0 is base) */
-    blk->count = pleat_lane_count(live);
-    for (uint32_t l = 0; l < PLEAT_W; ++l) {
-        lo[l] = width[l] = 0;
-        if (l < blk->count) {
-            pleat_key_range(keys[base + l], f->grid.sweep_reach, &lo[l], &hi);
-            width[l] = hi - lo[l];
-        }
-    }
+    vu live = vu_and(vu_in_range(key, vu_set1(keys[base]), vu_set1(column_end - keys[base])),
+                     vu_in_range(vu_load(lane_number), vu_set1(0), vu_set1(end - base)));
+    blk->count = pleat_lane_count(vu_lanes(live));
+    /* pleat_key_range() on every lane; a lane past the block gets width 0 */
+    vu lo = vu_sub(key, vu_min(reach, vu_and(key, sweep_mask)));
+    vu hi = vu_min(vu_add(key, reach), vu_or(key, sweep_mask));
+    uint32_t lo_lanes[PLEAT_W], hi_lanes[PLEAT_W];
+    vu_store(lo_lanes, lo);
+    vu_store(hi_lanes, hi);
     blk->base = base;
-    blk->lo_first = lo[0];
-    blk->hi_last = hi;
-    blk->lo = vu_load(lo);
-    blk->width = vu_load(width);
+    blk->lo_first = lo_lanes[0];
+    blk->hi_last = hi_lanes[blk->count - 1];
+    blk->lo = lo;
+    blk->width = vu_keep(vu_sub(hi, lo), live);
     vf p[4];
     vf_load4(f->pos + 4 * (size_t)base, p);
     blk->x = p[0];
@@ -253,14 +259,12 @@ static inline void block_setup(const pleat_frame *f, uint32_t base, uint32_t end
 static inline void test_column(sweep_state *st, const block *blk, size_t from, uint32_t end_key,
                                uint32_t off, int own, vf d2, vu *tests)
 {
-    static const uint32_t lane[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    _Static_assert(PLEAT_W <= 8, "one lane number per lane");
     const uint32_t *keys = st->f->keys;
     const float *p = st->f->pos + 4 * from;
     const vu lo = vu_add(blk->lo, vu_set1(off)), one = vu_set1(1);
     /* own column: the positions after lane l's, [base + l + 1, 2^32), as
      * a range [later, later + to_end) */
-    const vu later = vu_add(vu_set1(blk->base + 1), vu_load(lane));
+    const vu later = vu_add(vu_set1(blk->base + 1), vu_load(lane_number));
     const vu to_end = vu_sub(vu_set1(0), later);
     size_t queued = st->queued; /* pointer-sized: indexes the queues directly */
     vu count = *tests, candidate = vu_set1((uint32_t)from);
