@@ -1,13 +1,17 @@
 /* Stage 4 kernel (per ISA): add each particle's fixed-point sum to its
  * position. Runs only after every check passed and every buffer was
- * reserved: the first write to the caller's array. */
+ * reserved: the first write to the caller's array. One contiguous part of
+ * the sorted particles per thread, as in the sweep: key order scatters the
+ * writes over the caller's array, and threads taking turns at neighbouring
+ * chunks wrote particles of one cache line at once (a mesh laid across the
+ * sweep axis, folded 1M: 2 threads were slower than 1). */
 #include "cpu.h"
 
-void PLEAT_KERNEL(apply_task)(void *arg, uint32_t chunk)
+void PLEAT_KERNEL(apply_task)(void *arg, uint32_t part)
 {
     const pleat_frame *f = arg;
-    uint32_t end = pleat_chunk_end(chunk, f->m);
-    for (uint32_t s = pleat_chunk_begin(chunk); s < end; ++s) {
+    uint32_t end = pleat_part_begin(f, part + 1);
+    for (uint32_t s = pleat_part_begin(f, part); s < end; ++s) {
         /* key order jumps around the caller's array: fetch ahead */
         if (s + 16 < f->m)
             __builtin_prefetch(f->out + 4 * (size_t)f->order[s + 16], 1);

@@ -124,7 +124,7 @@ static pleat_status collide(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
     if ((s = sweep(cpu, f, PLEAT_SWEEP_CORRECT, job, mark)) != PLEAT_OK)
         return s;
     f->out = job->particles;
-    pleat_pool_run(cpu->pool, pleat_chunks(f->m), cpu->kern->apply, f);
+    pleat_pool_run(cpu->pool, f->parts, cpu->kern->apply, f); /* the sweep's parts */
     pleat_lap(job->profile, mark, &job->timings.apply_ms);
     return PLEAT_OK;
 }

@@ -12,7 +12,7 @@ typedef struct pleat_kernels {
     pleat_task_fn bounds; /* checks + box of one chunk of slots */
     pleat_task_fn keys;   /* grid keys of one chunk of slots */
     pleat_task_fn sweep;  /* sweep + narrow phase of one part (run) of sorted particles */
-    pleat_task_fn apply;  /* fixed-point sums into one chunk of particles */
+    pleat_task_fn apply;  /* fixed-point sums into one part of the particles */
 } pleat_kernels;
 
 #define PLEAT_CAT_(a, b) a##_##b
@@ -23,7 +23,7 @@ typedef struct pleat_kernels {
 void PLEAT_KERNEL(bounds_task)(void *arg, uint32_t chunk);
 void PLEAT_KERNEL(keys_task)(void *arg, uint32_t chunk);
 void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t part);
-void PLEAT_KERNEL(apply_task)(void *arg, uint32_t chunk);
+void PLEAT_KERNEL(apply_task)(void *arg, uint32_t part);
 #endif
 
 extern const pleat_kernels pleat_kernels_scalar, pleat_kernels_sse2, pleat_kernels_avx2,
