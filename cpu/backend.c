@@ -18,10 +18,11 @@ typedef struct pleat_cpu {
     const pleat_kernels *kern;
     /* Scratch, at most 48 bytes per taking-part particle: sort_a and sort_b
      * (8 + 8; after the sort one holds keys + order, the other the z sums),
-     * pos (16), acc_xy (16, only when correcting). Plus a bit per particle
-     * for index checks and the pair lists of find_pairs. Rest positions are
-     * read from the caller's array, only for close pairs. */
-    pleat_buffer seen, chunks, radix, sort_a, sort_b, pos, acc_xy, list_a, list_b;
+     * pos (16), acc_xy (16, only when correcting); rest (16) only with rest
+     * positions from PLEAT_SORTED_REST_FROM particles on, below which they
+     * are read from the caller's array. Plus a bit per particle for index
+     * checks and the pair lists of find_pairs. */
+    pleat_buffer seen, chunks, radix, sort_a, sort_b, pos, rest, acc_xy, list_a, list_b;
     pleat_part part[PLEAT_MAX_CPU_THREADS]; /* the sweep's queues, kept between calls */
 } pleat_cpu;
 
@@ -29,6 +30,7 @@ typedef struct pleat_cpu {
 static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
 {
     size_t m = f->m;
+    int sorted_rest = f->rest && m >= PLEAT_SORTED_REST_FROM;
     struct {
         pleat_buffer *buf;
         size_t count, size;
@@ -38,6 +40,7 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
         {&cpu->sort_a, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->sort_b, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->pos, m + PLEAT_PAD, 4 * sizeof(float)},
+        {&cpu->rest, sorted_rest ? m + PLEAT_PAD : 0, 4 * sizeof(float)},
         {&cpu->acc_xy, sums ? m : 0, 2 * sizeof(int64_t)},
     };
     for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i) {
@@ -48,6 +51,7 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
     f->chunks = cpu->chunks.data;
     f->packed = cpu->sort_a.data;
     f->pos = cpu->pos.data;
+    f->rest_sorted = sorted_rest ? cpu->rest.data : NULL;
     f->acc_xy = sums ? cpu->acc_xy.data : NULL; /* the gather zeroes them */
     return PLEAT_OK;
 }
@@ -218,7 +222,7 @@ static void cpu_destroy(void *impl)
         return;
     pleat_pool_destroy(cpu->pool);
     pleat_buffer *bufs[] = {&cpu->seen,  &cpu->chunks, &cpu->radix,  &cpu->sort_a, &cpu->sort_b,
-                            &cpu->pos,   &cpu->acc_xy, &cpu->list_a, &cpu->list_b};
+                            &cpu->pos,   &cpu->rest, &cpu->acc_xy, &cpu->list_a, &cpu->list_b};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
         pleat_buffer_free(bufs[i]);
     for (size_t p = 0; p < PLEAT_MAX_CPU_THREADS; ++p)

@@ -20,6 +20,15 @@
  * UINT32_MAX (above every key), floats with 0. */
 #define PLEAT_PAD 16u
 
+/* From this many taking-part particles on, the gather lays the rest
+ * positions out in key order too (16 bytes a particle more). The sweep
+ * reads them only for close pairs, from wherever key order puts them in the
+ * caller's array: at 1M and 4M particles that cost its sweep more than the
+ * gather's sequential copy costs (folded sheet: whole call 11-13% faster,
+ * crumpled 5%), while at 64k and 256k the caller's array is still cached
+ * and the copy only added work (folded 64k: 26% slower). */
+#define PLEAT_SORTED_REST_FROM (1u << 19)
+
 /* Per-chunk results, reduced in chunk order after a stage. */
 typedef struct pleat_chunk {
     float lower[3], upper[3];
@@ -67,6 +76,10 @@ typedef struct pleat_frame {
     /* sorted by key, m entries each plus PLEAT_PAD */
     uint32_t *keys, *order;
     float *pos;              /* {x, y, z, w} per particle */
+    /* rest positions in key order, 4 floats each (m + PLEAT_PAD), from
+     * PLEAT_SORTED_REST_FROM particles on; else NULL: the sweep reads the
+     * caller's array */
+    float *rest_sorted;
     /* fixed-point sums per sorted particle (COLLIDE; else NULL), zeroed by
      * the gather: {x, y} side by side, so a pair adds both with one vector
      * op, and z in the sorted packed array, consumed by the gather. (Three

@@ -1,9 +1,10 @@
 /* End of the sort stage: lay the particles out in key order, 16 bytes each,
  * so the sweep reads candidates contiguously, then pad the arrays (see
- * PLEAT_PAD). Rest positions are not copied: the sweep reads the few it
- * needs, those of close pairs, from the caller's array. A call that corrects
- * gets its fixed-point sums zeroed here too, saving a pass. Memory-bound and
- * the same for every ISA. */
+ * PLEAT_PAD). Rest positions are copied too only from PLEAT_SORTED_REST_FROM
+ * particles on; below, the sweep reads the few it needs, those of close
+ * pairs, from the caller's array. A call that corrects gets its fixed-point
+ * sums zeroed here too, saving a pass. Memory-bound and the same for every
+ * ISA. */
 #include "cpu.h"
 
 #include <stdint.h>
@@ -19,19 +20,24 @@ static void gather_task(void *arg, uint32_t chunk)
     const uint64_t *packed = f->packed;
     const float *particles = f->particles;
     uint32_t *restrict keys = f->keys, *restrict order = f->order;
-    float *restrict pos = f->pos;
+    float *restrict pos = f->pos, *restrict rest_sorted = f->rest_sorted;
+    const float *rest = f->rest;
     int64_t *acc_z = f->acc_z, *restrict acc_xy = f->acc_xy;
     uint32_t end = pleat_chunk_end(chunk, f->m);
     for (uint32_t s = pleat_chunk_begin(chunk); s < end; ++s) {
         if (s + AHEAD < end) { /* not past the chunk: the next one's thread zeroes it */
             size_t ahead = (uint32_t)packed[s + AHEAD];
             __builtin_prefetch(particles + 4 * ahead);
+            if (rest_sorted)
+                __builtin_prefetch(rest + 4 * ahead);
         }
         uint64_t v = packed[s];
         uint32_t i = (uint32_t)v;
         keys[s] = (uint32_t)(v >> 32);
         order[s] = i;
         memcpy(pos + 4 * (size_t)s, particles + 4 * (size_t)i, 4 * sizeof(float));
+        if (rest_sorted)
+            memcpy(rest_sorted + 4 * (size_t)s, rest + 4 * (size_t)i, 4 * sizeof(float));
         if (acc_z) { /* packed[s] is read: its slot becomes the z sum */
             acc_z[s] = 0;
             acc_xy[2 * (size_t)s] = acc_xy[2 * (size_t)s + 1] = 0;
@@ -51,4 +57,6 @@ void pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted)
         f->order[s] = 0;
     }
     memset(f->pos + 4 * m, 0, 4 * PLEAT_PAD * sizeof(float));
+    if (f->rest_sorted)
+        memset(f->rest_sorted + 4 * m, 0, 4 * PLEAT_PAD * sizeof(float));
 }

@@ -181,15 +181,19 @@ static void flush(sweep_state *st)
                 st->qa[i + l] = st->qb[i + l] = 0;
         }
         if (f->rest) { /* pairs this close at rest never collide */
-            /* read from the caller's array, only for close pairs */
-            uint32_t ia[PLEAT_W], ib[PLEAT_W];
-            for (int l = 0; l < PLEAT_W; ++l) {
-                ia[l] = f->order[a[l]];
-                ib[l] = f->order[b[l]];
-            }
             vf ra[4], rb[4];
-            vf_gather4(f->rest, ia, ra);
-            vf_gather4(f->rest, ib, rb);
+            if (f->rest_sorted) {
+                vf_gather4(f->rest_sorted, a, ra);
+                vf_gather4(f->rest_sorted, b, rb);
+            } else { /* from the caller's array, only for close pairs */
+                uint32_t ia[PLEAT_W], ib[PLEAT_W];
+                for (int l = 0; l < PLEAT_W; ++l) {
+                    ia[l] = f->order[a[l]];
+                    ib[l] = f->order[b[l]];
+                }
+                vf_gather4(f->rest, ia, ra);
+                vf_gather4(f->rest, ib, rb);
+            }
             vf dist2 = vf_length2(vf_sub(rb[0], ra[0]), vf_sub(rb[1], ra[1]), vf_sub(rb[2], ra[2]));
             live &= ~vf_lt_mask(dist2, d2);
         }

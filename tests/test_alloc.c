@@ -8,6 +8,7 @@
  * the Nth on fails" are tried, on fresh contexts and on contexts whose
  * scratch has to grow.
  */
+#include "cpu/cpu.h"
 #include "core/alloc.h"
 #include "hardening.h"
 
@@ -358,17 +359,33 @@ static uint64_t scratch_bytes(uint32_t res)
     return bytes;
 }
 
+/* Scratch per particle between two sheet sizes: what does not grow with n
+ * (the histograms) cancels in the difference. */
+static double scratch_per_particle(uint32_t small, uint32_t large)
+{
+    uint64_t growth = scratch_bytes(large) - scratch_bytes(small);
+    return (double)growth / ((double)large * large - (double)small * small);
+}
+
 /* The README's memory line: at most 48 bytes of scratch per taking-part
  * particle, plus one bit per particle for the index check and the per-chunk
- * results (tens of bytes per 4096 particles); what does not grow with n
- * (the histograms) cancels in the difference. */
+ * results (tens of bytes per 4096 particles); 16 more for the rest
+ * positions in key order from PLEAT_SORTED_REST_FROM particles on. */
 Test(alloc, scratch_per_particle)
 {
-    const uint32_t small = 128, large = 512;
-    uint64_t growth = scratch_bytes(large) - scratch_bytes(small);
-    double per_particle = (double)growth / (large * large - small * small);
+    double per_particle = scratch_per_particle(128, 512);
     cr_assert(per_particle <= 48.0 + 1.0 / 8 + 0.05, "scratch: %.3f bytes per particle",
               per_particle);
     cr_assert(per_particle >= 40.0, "scratch %.2f bytes per particle: is the count broken?",
+              per_particle);
+}
+
+Test(alloc, scratch_per_particle_with_rest_in_key_order)
+{
+    _Static_assert(740u * 740u >= PLEAT_SORTED_REST_FROM, "both sizes lay out the rest");
+    double per_particle = scratch_per_particle(740, 800);
+    cr_assert(per_particle <= 64.0 + 1.0 / 8 + 0.05, "scratch: %.3f bytes per particle",
+              per_particle);
+    cr_assert(per_particle >= 56.0, "scratch %.2f bytes per particle: no rest layout?",
               per_particle);
 }

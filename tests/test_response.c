@@ -1,5 +1,7 @@
 /* pleat_self_collide against a double-precision Jacobi reference, and the
  * response rules: pinned particles, coincident pairs, masses untouched. */
+#include "cpu/cpu.h"
+#include "grid_reference.h"
 #include "scenes.h"
 #include "support.h"
 
@@ -10,11 +12,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The pairs by brute force, or for large scenes by the independent grid
+ * reference. */
+static uint32_t *reference_pairs(const scene *s, const pleat_params *p, size_t *num)
+{
+    if (s->count <= 20000)
+        return brute_force_pairs(s->particles, s->count, p, num);
+    uint32_t *pairs = grid_reference_pairs(s->particles, s->count, p->indices, p->num_indices,
+                                           p->rest_positions, p->distance, num);
+    cr_assert(pairs || *num == 0, "grid reference failed");
+    return pairs;
+}
+
 static void check_against_reference(pleat_context *ctx, const scene *s, const pleat_params *p,
                                     const char *what)
 {
     size_t np;
-    uint32_t *pairs = brute_force_pairs(s->particles, s->count, p, &np);
+    uint32_t *pairs = reference_pairs(s, p, &np);
     double *ref = malloc((size_t)s->count * 4 * sizeof *ref);
     uint32_t *degree = calloc(s->count + 1, sizeof *degree);
     cr_assert(ref && degree);
@@ -75,6 +89,39 @@ Test(response, matches_double_reference_on_all_scenes)
         }
     }
     pleat_context_destroy(ctx);
+}
+
+/* From PLEAT_SORTED_REST_FROM taking-part particles on, the gather lays the
+ * rest positions out in key order and the sweep reads them there: the same
+ * response, with every particle and with a subset. The rest positions (a
+ * jittered copy of the start) must exclude pairs, or a wrong rest read
+ * could go unseen. */
+Test(response, rest_in_key_order_at_scale, .timeout = 600)
+{
+    enum { N = 600000 };
+    _Static_assert(N - N / 16 >= PLEAT_SORTED_REST_FROM, "the subset too takes that path");
+    scene s = scene_make(SCENE_CLOUD, N, 1, 4242);
+    pleat_params p = pleat_default_params();
+    p.distance = s.distance;
+    size_t without_rest, with_rest;
+    free(reference_pairs(&s, &p, &without_rest));
+    p.rest_positions = s.rest;
+    free(reference_pairs(&s, &p, &with_rest));
+    cr_assert_lt(with_rest + with_rest / 10, without_rest, "rest excludes %zu of %zu pairs",
+                 without_rest - with_rest, without_rest);
+    pleat_context *ctx = cpu_context(2);
+    check_against_reference(ctx, &s, &p, "cloud 600k, rest");
+    uint32_t *subset = malloc((size_t)N * sizeof *subset);
+    cr_assert(subset);
+    p.num_indices = 0;
+    for (uint32_t i = 0; i < s.count; ++i)
+        if (i % 16 != 5)
+            subset[p.num_indices++] = i;
+    p.indices = subset;
+    check_against_reference(ctx, &s, &p, "cloud 600k, rest, subset");
+    free(subset);
+    pleat_context_destroy(ctx);
+    scene_free(&s);
 }
 
 Test(response, full_stiffness_pair_ends_at_distance)
