@@ -40,7 +40,7 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
         {&cpu->sort_a, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->sort_b, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->pos, m + PLEAT_PAD, 4 * sizeof(float)},
-        {&cpu->rest, sorted_rest ? m + PLEAT_PAD : 0, 4 * sizeof(float)},
+        {&cpu->rest, sorted_rest ? m : 0, 4 * sizeof(float)},
         {&cpu->acc_xy, sums ? m : 0, 2 * sizeof(int64_t)},
     };
     for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i) {

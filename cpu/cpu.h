@@ -2,8 +2,9 @@
  * Flow: check indices -> check + bounds -> keys -> radix sort -> gather ->
  * sweep (count, list or correct) -> settle -> apply. Every stage but the
  * index check runs on the context's pool: most as fixed-size chunks, the
- * sort and the sweep as one part per thread (their results cannot depend on
- * the split: a stable sort has one result, sums are integers). Nothing is
+ * sort, the sweep, the settle and the apply as one part per thread (their
+ * results cannot depend on the split: a stable sort has one result, sums
+ * are integers). Nothing is
  * written to the caller's arrays before apply. The kernels of the hot stages
  * come from the context's ISA table. */
 #ifndef PLEAT_CPU_CPU_H
@@ -76,9 +77,9 @@ typedef struct pleat_frame {
     /* sorted by key, m entries each plus PLEAT_PAD */
     uint32_t *keys, *order;
     float *pos;              /* {x, y, z, w} per particle */
-    /* rest positions in key order, 4 floats each (m + PLEAT_PAD), from
-     * PLEAT_SORTED_REST_FROM particles on; else NULL: the sweep reads the
-     * caller's array */
+    /* rest positions in key order, 4 floats each (m of them; only queued
+     * pairs, all below m, are read), from PLEAT_SORTED_REST_FROM particles
+     * on; else NULL: the sweep reads the caller's array */
     float *rest_sorted;
     /* fixed-point sums per sorted particle (COLLIDE; else NULL), zeroed by
      * the gather: {x, y} side by side, so a pair adds both with one vector
@@ -91,7 +92,7 @@ typedef struct pleat_frame {
 
     pleat_chunk *chunks;     /* pleat_chunks(m) entries; the sweep's per part */
     pleat_sweep_mode mode;
-    uint32_t parts;          /* of the sweep, <= pleat_chunks(m) */
+    uint32_t parts;          /* of the sweep and the apply, <= pleat_chunks(m) */
     pleat_part *part;        /* parts entries */
 } pleat_frame;
 

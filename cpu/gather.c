@@ -57,6 +57,4 @@ void pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted)
         f->order[s] = 0;
     }
     memset(f->pos + 4 * m, 0, 4 * PLEAT_PAD * sizeof(float));
-    if (f->rest_sorted)
-        memset(f->rest_sorted + 4 * m, 0, 4 * PLEAT_PAD * sizeof(float));
 }

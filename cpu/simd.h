@@ -38,8 +38,13 @@ static inline unsigned vf_lt_mask(vf a, vf b) { return (unsigned)_mm256_movemask
 static inline vu vu_load(const uint32_t *p) { return _mm256_loadu_si256((const __m256i *)p); }
 static inline vu vu_set1(uint32_t x) { return _mm256_set1_epi32((int)x); }
 /* *p in every lane, straight from memory (a load-port broadcast; set1 of a
- * value already in a register costs two shuffle-port ops) */
+ * value already in a register costs two shuffle-port ops). _mm_loadu_si32
+ * came with gcc 11. */
+#if defined(__clang__) || !defined(__GNUC__) || __GNUC__ >= 11
 static inline vu vu_load1(const uint32_t *p) { return _mm256_broadcastd_epi32(_mm_loadu_si32(p)); }
+#else
+static inline vu vu_load1(const uint32_t *p) { return _mm256_set1_epi32((int)*p); }
+#endif
 /* unsigned a < b: flip the sign bits, compare signed */
 static inline unsigned vu_lt(vu a, vu b)
 {

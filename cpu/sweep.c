@@ -87,9 +87,9 @@ static inline vu quanta(vf x)
 }
 
 /* pleat_pair_correction() on the W pairs from queue entry i (lanes in
- * `live`), into st->ci and st->cj. Coincident lanes give zero; lanes whose
- * scale exponent the bit trick cannot build are redone by the scalar
- * function. */
+ * `live`), into st->ci_xy, ci_z, cj_xy and cj_z. Coincident lanes give
+ * zero; lanes whose scale exponent the bit trick cannot build are redone by
+ * the scalar function. */
 static void corrections(sweep_state *st, uint32_t i, unsigned live)
 {
     const pleat_frame *f = st->f;

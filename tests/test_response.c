@@ -168,6 +168,30 @@ Test(response, coincident_pairs_count_but_do_not_move)
     pleat_context_destroy(ctx);
 }
 
+/* Two particles a subnormal distance apart: the scale exponent is out of the
+ * vector kernels' fast range, so the pair goes through the scalar
+ * pleat_pair_correction() on every ISA. Its correction must land on the
+ * right axes: each particle ends half the distance from the middle, y and z
+ * untouched. */
+Test(response, subnormal_separation_takes_the_slow_lane)
+{
+    pleat_context *ctx = cpu_context(1);
+    const float d = 1e-12f;
+    float pts[] = {0, 0, 0, 1, 3e-39f, 0, 0, 1};
+    pleat_params p = pleat_default_params();
+    p.distance = d;
+    pleat_stats st;
+    cr_assert_eq(pleat_self_collide(ctx, pts, 2, &p, &st), PLEAT_OK);
+    cr_assert_eq(st.pairs, 1);
+    cr_assert(fabsf(pts[0] + d / 2) <= d * 1e-6f && fabsf(pts[4] - d / 2) <= d * 1e-6f,
+              "x: %a and %a, want -+%a", pts[0], pts[4], d / 2);
+    const int untouched[] = {1, 2, 5, 6};
+    for (int k = 0; k < 4; ++k)
+        cr_assert(pts[untouched[k]] == 0.0f && !signbit(pts[untouched[k]]),
+                  "coordinate %d moved to %a", untouched[k], pts[untouched[k]]);
+    pleat_context_destroy(ctx);
+}
+
 Test(response, zero_stiffness_and_untouched_signed_zero_keep_bits)
 {
     pleat_context *ctx = cpu_context(1);
