@@ -4,9 +4,8 @@
  * index check runs on the context's pool: most as fixed-size chunks, the
  * sort, the sweep, the settle and the apply as one part per thread (their
  * results cannot depend on the split: a stable sort has one result, sums
- * are integers). Nothing is
- * written to the caller's arrays before apply. The kernels of the hot stages
- * come from the context's ISA table. */
+ * are integers). Nothing is written to the caller's arrays before apply.
+ * The kernels of the hot stages come from the context's ISA table. */
 #ifndef PLEAT_CPU_CPU_H
 #define PLEAT_CPU_CPU_H
 
