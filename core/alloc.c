@@ -1,8 +1,13 @@
+/* MADV_HUGEPAGE is Linux's, outside POSIX */
+#define _DEFAULT_SOURCE
 #include "alloc.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 static atomic_uint_least64_t attempts;
 static atomic_uint_least64_t failures;
@@ -55,6 +60,24 @@ void *pleat_malloc(size_t bytes)
         atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&granted, bytes, memory_order_relaxed);
     }
+    return block;
+}
+
+void *pleat_malloc_huge(size_t bytes)
+{
+    if (bytes < PLEAT_HUGE_FROM)
+        return pleat_malloc(bytes);
+    if (should_fail(bytes))
+        return NULL;
+    void *block;
+    if (posix_memalign(&block, PLEAT_HUGE_PAGE, bytes) != 0)
+        return NULL;
+#if defined(MADV_HUGEPAGE)
+    /* advice only: where the kernel says no, the pages stay small */
+    (void)madvise(block, bytes / PLEAT_HUGE_PAGE * PLEAT_HUGE_PAGE, MADV_HUGEPAGE);
+#endif
+    atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&granted, bytes, memory_order_relaxed);
     return block;
 }
 

@@ -15,6 +15,17 @@ void *pleat_malloc(size_t bytes);
 void *pleat_calloc(size_t count, size_t size);
 void pleat_free(void *block);
 
+/* pleat_malloc for large scratch: from PLEAT_HUGE_FROM bytes on, the block
+ * starts on a 2 MiB boundary and, on Linux, is advised into transparent huge
+ * pages (madvise MADV_HUGEPAGE; where THP is off, nothing changes). The
+ * sort's scatter, the gather and the sweep touch many pages of such buffers
+ * at once, more than the TLB holds in 4 KiB pages (1M and 4M particles:
+ * whole call 3-5% faster). Freed with pleat_free. The alignment reserves up
+ * to 2 MiB of address space that is never touched, so never resident. */
+#define PLEAT_HUGE_PAGE ((size_t)2 << 20)
+#define PLEAT_HUGE_FROM (2 * PLEAT_HUGE_PAGE)
+void *pleat_malloc_huge(size_t bytes);
+
 /* Test hook: the nth allocation from now fails (1 = the next one); with
  * sticky, every allocation from the nth on fails. nth = 0 turns failures off.
  * Thread-safe, but with several threads allocating, which one gets the nth

@@ -19,7 +19,7 @@ pleat_status pleat_buffer_reserve(pleat_buffer *buf, size_t count, size_t size)
     if (bytes <= buf->bytes)
         return PLEAT_OK;
     /* malloc before free: on failure the old buffer stays valid */
-    void *data = pleat_malloc(bytes);
+    void *data = pleat_malloc_huge(bytes);
     if (!data)
         return PLEAT_ERROR_OUT_OF_MEMORY;
     atomic_fetch_add(&allocations, 1);

@@ -11,7 +11,8 @@ typedef struct pleat_buffer {
     size_t bytes;
 } pleat_buffer;
 
-/* Makes buf hold at least count * size bytes (contents not kept).
+/* Makes buf hold at least count * size bytes (contents not kept; from
+ * PLEAT_HUGE_FROM bytes on in huge pages, see pleat_malloc_huge).
  * OUT_OF_MEMORY when the product overflows or malloc fails; buf is then
  * unchanged. */
 pleat_status pleat_buffer_reserve(pleat_buffer *buf, size_t count, size_t size);

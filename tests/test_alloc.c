@@ -332,6 +332,26 @@ Test(alloc, hook_counts_and_fails)
     cr_assert_eq(pleat_alloc_live(), live0);
 }
 
+/* Large scratch is 2 MiB-aligned (so huge pages can back all of it), counts
+ * and fails like any allocation, and small requests are left to malloc. */
+Test(alloc, large_scratch_on_huge_page_boundaries)
+{
+    int64_t live0 = pleat_alloc_live();
+    uint64_t granted0 = pleat_alloc_granted();
+    void *big = pleat_malloc_huge(PLEAT_HUGE_FROM + 16), *small = pleat_malloc_huge(64);
+    cr_assert(big && small);
+    cr_assert_eq((uintptr_t)big % PLEAT_HUGE_PAGE, 0, "large block at %p", big);
+    cr_assert_eq(pleat_alloc_live(), live0 + 2);
+    cr_assert_eq(pleat_alloc_granted() - granted0, PLEAT_HUGE_FROM + 16 + 64,
+                 "granted counts what was asked for");
+    memset(big, 0xa5, PLEAT_HUGE_FROM + 16); /* all of it is ours */
+    pleat_alloc_fail_at(1, 0);
+    cr_assert_null(pleat_malloc_huge(PLEAT_HUGE_FROM), "the failure hook covers large blocks");
+    pleat_free(big);
+    pleat_free(small);
+    cr_assert_eq(pleat_alloc_live(), live0);
+}
+
 /* Scratch a fresh 1-thread context takes for one correcting call on a folded
  * sheet of res^2 particles (with rest positions and an index list). */
 static uint64_t scratch_bytes(uint32_t res)
