@@ -51,16 +51,21 @@ static int should_fail(size_t bytes)
     return 1;
 }
 
-void *pleat_malloc(size_t bytes)
+/* Counts a block the system granted. */
+static void *granted_block(void *block, size_t bytes)
 {
-    if (should_fail(bytes))
-        return NULL;
-    void *block = malloc(bytes);
     if (block) {
         atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&granted, bytes, memory_order_relaxed);
     }
     return block;
+}
+
+void *pleat_malloc(size_t bytes)
+{
+    if (should_fail(bytes))
+        return NULL;
+    return granted_block(malloc(bytes), bytes);
 }
 
 void *pleat_malloc_huge(size_t bytes)
@@ -76,21 +81,14 @@ void *pleat_malloc_huge(size_t bytes)
     /* advice only: where the kernel says no, the pages stay small */
     (void)madvise(block, bytes / PLEAT_HUGE_PAGE * PLEAT_HUGE_PAGE, MADV_HUGEPAGE);
 #endif
-    atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&granted, bytes, memory_order_relaxed);
-    return block;
+    return granted_block(block, bytes);
 }
 
 void *pleat_calloc(size_t count, size_t size)
 {
     if (should_fail(size != 0 && count > SIZE_MAX / size ? SIZE_MAX : count * size))
         return NULL;
-    void *block = calloc(count, size);
-    if (block) {
-        atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&granted, count * size, memory_order_relaxed);
-    }
-    return block;
+    return granted_block(calloc(count, size), count * size);
 }
 
 void pleat_free(void *block)

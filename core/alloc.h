@@ -20,7 +20,7 @@ void pleat_free(void *block);
  * pages (madvise MADV_HUGEPAGE; where THP is off, nothing changes). The
  * sort's scatter, the gather and the sweep touch many pages of such buffers
  * at once, more than the TLB holds in 4 KiB pages (1M and 4M particles:
- * whole call 3-5% faster). Freed with pleat_free. The alignment reserves up
+ * whole call 2-5% faster). Freed with pleat_free. The alignment reserves up
  * to 2 MiB of address space that is never touched, so never resident. */
 #define PLEAT_HUGE_PAGE ((size_t)2 << 20)
 #define PLEAT_HUGE_FROM (2 * PLEAT_HUGE_PAGE)
