@@ -39,6 +39,11 @@ typedef struct pleat_cuda {
     device_buffer counters, device_counters;
     device_buffer grid, bounds, seen, keys, order, keys_in, order_in, pos, rest, acc;
     device_buffer temp, list, list_tmp;
+    /* CUB's temp size for the last particle count asked about: the query
+     * costs driver calls on the host, and a solver repeats one count */
+    uint32_t temp_m;
+    size_t temp_bytes;
+    int temp_known;
     /* find_pairs' own CUB temp: growing `temp` would free what a captured
      * device-pointer call's graph still uses */
     device_buffer pairs_temp;
@@ -118,10 +123,16 @@ static pleat_status flags_status(unsigned flags)
  * `counters` is the context's buffer for this kind of call. */
 static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_buffer *counters)
 {
-    size_t m = f->m, temp = 0;
-    cudaError_t e = pleat_cuda_sort_temp_bytes(f->m, &temp);
-    if (e != cudaSuccess)
-        return status_of(e);
+    size_t m = f->m;
+    if (!cu->temp_known || cu->temp_m != f->m) {
+        size_t bytes = 0;
+        cudaError_t e = pleat_cuda_sort_temp_bytes(f->m, &bytes);
+        if (e != cudaSuccess)
+            return status_of(e);
+        cu->temp_m = f->m;
+        cu->temp_bytes = bytes;
+        cu->temp_known = 1;
+    }
     struct {
         device_buffer *buf;
         size_t count, size;
@@ -137,7 +148,7 @@ static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
         {&cu->pos, m, 4 * sizeof(float)},
         {&cu->rest, f->rest ? m : 0, 3 * sizeof(float)},
         {&cu->acc, m, 3 * sizeof(unsigned long long)},
-        {&cu->temp, 1, temp},
+        {&cu->temp, 1, cu->temp_bytes},
     };
     for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i) {
         pleat_status s = reserve(need[i].buf, need[i].count, need[i].size);
