@@ -7,14 +7,20 @@
  * sweep axis, folded 1M: 2 threads were slower than 1). */
 #include "cpu.h"
 
+/* How far ahead the writes are prefetched: on a random order (a cloud) each
+ * is a DRAM miss, and 16 ahead did not cover the latency (1M cloud: apply
+ * 13.1 -> 11.0 ms, 4M 80 -> 67 ms with 64; a sheet's order, mostly
+ * sequential, is unchanged). */
+#define AHEAD 64u
+
 void PLEAT_KERNEL(apply_task)(void *arg, uint32_t part)
 {
     const pleat_frame *f = arg;
     uint32_t end = pleat_part_begin(f, part + 1);
     for (uint32_t s = pleat_part_begin(f, part); s < end; ++s) {
         /* key order jumps around the caller's array: fetch ahead */
-        if (s + 16 < f->m)
-            __builtin_prefetch(f->out + 4 * (size_t)f->order[s + 16], 1);
+        if (s + AHEAD < f->m)
+            __builtin_prefetch(f->out + 4 * (size_t)f->order[s + AHEAD], 1);
         int64_t sx = f->acc_xy[2 * (size_t)s], sy = f->acc_xy[2 * (size_t)s + 1], sz = f->acc_z[s];
         if ((sx | sy | sz) == 0)
             continue;
