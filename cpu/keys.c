@@ -1,60 +1,108 @@
 /* Stage 1 kernels (per ISA): check the taking-part particles and find their
- * box; then compute their grid keys. One particle is one q4 {x, y, z, w}. */
+ * box; then compute their grid keys. Both take W slots at a time, one per
+ * lane, with each component of the W particles in one vector. In a chunk's
+ * last, partial step the lanes past the chunk repeat its last slot: a repeat
+ * changes neither the box nor the checks, and its key is not stored. */
 #include "cpu.h"
 #include "simd.h"
 
 #include <math.h>
+#include <string.h>
+
+/* The particles (or rest positions, from `base`) of slots s, s + 1, ... as
+ * component vectors; returns their particle numbers. */
+static inline vu load_slots(const pleat_frame *f, const float *base, uint32_t s, uint32_t end,
+                            vf p[4])
+{
+    if (!f->indices && s + PLEAT_W <= end) { /* consecutive: no address per lane */
+        vf_load4(base + 4 * (size_t)s, p);
+        return vu_add(vu_set1(s), vu_lane_numbers());
+    }
+    uint32_t idx[PLEAT_W];
+    for (uint32_t l = 0; l < PLEAT_W; ++l)
+        idx[l] = pleat_frame_particle(f, s + l < end ? s + l : end - 1);
+    vf_gather4(base, idx, p);
+    return vu_load(idx);
+}
+
+/* Lanes whose value is finite (x - x is 0 only for finite x). */
+static inline vu finite_lanes(vf x)
+{
+    return vf_le(vf_sub(x, x), vf_set1(0.0f));
+}
 
 void PLEAT_KERNEL(bounds_task)(void *arg, uint32_t chunk)
 {
     const pleat_frame *f = arg;
-    q4 lo = q4_set(INFINITY, INFINITY, INFINITY, INFINITY);
-    q4 hi = q4_set(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
-    unsigned finite = 0xf, negative = 0;
+    vf lo[3], hi[3];
+    for (int a = 0; a < 3; ++a) {
+        lo[a] = vf_set1(INFINITY);
+        hi[a] = vf_set1(-INFINITY);
+    }
+    vu finite = finite_lanes(vf_set1(0.0f));
+    unsigned negative = 0;
     uint32_t end = pleat_chunk_end(chunk, f->m);
-    for (uint32_t s = pleat_chunk_begin(chunk); s < end; ++s) {
-        size_t i = pleat_frame_particle(f, s);
-        const float *p = f->particles + 4 * i;
-        q4 v = q4_load(p);
-        finite &= q4_finite(v);
-        negative |= p[3] < 0.0f;
-        if (f->rest) /* the rest w is ignored */
-            finite &= q4_finite(q4_load(f->rest + 4 * i)) | 0x8u;
-        lo = q4_min(lo, v);
-        hi = q4_max(hi, v);
+    for (uint32_t s = pleat_chunk_begin(chunk); s < end; s += PLEAT_W) {
+        vf p[4];
+        load_slots(f, f->particles, s, end, p);
+        for (int c = 0; c < 4; ++c)
+            finite = vu_and(finite, finite_lanes(p[c]));
+        negative |= vf_lt_mask(p[3], vf_set1(0.0f));
+        if (f->rest) { /* the rest w is ignored */
+            vf r[4];
+            load_slots(f, f->rest, s, end, r);
+            for (int c = 0; c < 3; ++c)
+                finite = vu_and(finite, finite_lanes(r[c]));
+        }
+        for (int a = 0; a < 3; ++a) {
+            lo[a] = vf_min(lo[a], p[a]);
+            hi[a] = vf_max(hi[a], p[a]);
+        }
     }
     pleat_chunk *c = &f->chunks[chunk];
-    float l[4], h[4];
-    q4_store(l, lo);
-    q4_store(h, hi);
     for (int a = 0; a < 3; ++a) {
-        c->lower[a] = l[a];
-        c->upper[a] = h[a];
+        float l[PLEAT_W], h[PLEAT_W];
+        vf_store(l, lo[a]);
+        vf_store(h, hi[a]);
+        c->lower[a] = l[0];
+        c->upper[a] = h[0];
+        for (int k = 1; k < PLEAT_W; ++k) {
+            c->lower[a] = l[k] < c->lower[a] ? l[k] : c->lower[a];
+            c->upper[a] = h[k] > c->upper[a] ? h[k] : c->upper[a];
+        }
     }
-    c->nonfinite = finite != 0xf;
+    c->nonfinite = vu_lanes(finite) != PLEAT_ALL_LANES;
     c->negative_mass = negative != 0;
+}
+
+/* pleat_grid_cell() on W lanes, with the same operations in the same order. */
+static inline vu grid_cells(vf p, float lower, float scale, float size)
+{
+    const vf one = vf_set1(1.0f);
+    vf t = vf_add(vf_mul(vf_sub(p, vf_set1(lower)), vf_set1(scale)), one);
+    return vf_trunc_i32(vf_min(vf_max(t, one), vf_set1(size)));
 }
 
 void PLEAT_KERNEL(keys_task)(void *arg, uint32_t chunk)
 {
     pleat_frame *f = arg;
     const pleat_grid *g = &f->grid;
-    /* the w lane maps to cell 1 and is ignored */
-    float size[3];
-    size[g->sweep] = (float)(PLEAT_SWEEP_CELLS + 1u);
-    size[g->hash0] = size[g->hash1] = (float)(PLEAT_HASH_CELLS + 1u);
-    const q4 lower = q4_set(g->lower[0], g->lower[1], g->lower[2], 0.0f);
-    const q4 scale = q4_set(g->scale[0], g->scale[1], g->scale[2], 0.0f);
-    const q4 top = q4_set(size[0], size[1], size[2], 1.0f);
-    const q4 one = q4_set(1.0f, 1.0f, 1.0f, 1.0f);
+    const float hash_size = (float)(PLEAT_HASH_CELLS + 1u);
+    const float sweep_size = (float)(PLEAT_SWEEP_CELLS + 1u);
     uint32_t end = pleat_chunk_end(chunk, f->m);
-    for (uint32_t s = pleat_chunk_begin(chunk); s < end; ++s) {
-        uint32_t i = pleat_frame_particle(f, s);
-        /* the operations of pleat_grid_cell(), in the same order */
-        q4 t = q4_add(q4_mul(q4_sub(q4_load(f->particles + 4 * (size_t)i), lower), scale), one);
-        uint32_t cell[4];
-        q4_trunc(q4_min(q4_max(t, one), top), cell);
-        uint32_t key = cell[g->sweep] | cell[g->hash0] << 16 | cell[g->hash1] << 24;
-        f->packed[s] = (uint64_t)key << 32 | i;
+    for (uint32_t s = pleat_chunk_begin(chunk); s < end; s += PLEAT_W) {
+        vf p[4];
+        vu idx = load_slots(f, f->particles, s, end, p);
+        vu sweep = grid_cells(p[g->sweep], g->lower[g->sweep], g->scale[g->sweep], sweep_size);
+        vu h0 = grid_cells(p[g->hash0], g->lower[g->hash0], g->scale[g->hash0], hash_size);
+        vu h1 = grid_cells(p[g->hash1], g->lower[g->hash1], g->scale[g->hash1], hash_size);
+        vu key = vu_or(vu_or(sweep, vu_sll(h0, 16)), vu_sll(h1, 24));
+        if (s + PLEAT_W <= end) {
+            vu_store_u64(f->packed + s, idx, key);
+        } else { /* the lanes past the chunk are not stored */
+            uint64_t packed[PLEAT_W];
+            vu_store_u64(packed, idx, key);
+            memcpy(f->packed + s, packed, (end - s) * sizeof *packed);
+        }
     }
 }

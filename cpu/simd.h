@@ -12,8 +12,8 @@
  *   combine them with vu_and and turn them into bits once, with vu_lanes;
  *   vu_keep(x, m) is x in m's true lanes and 0 elsewhere; vu_count counts
  *   the true lanes per lane, and vu_sum adds the lanes up.
- * - q4: 4 floats, one particle {x, y, z, w}, for the AoS stages; vf_rows
- *   turns W such particles into one vf per component.
+ * - Particles are stored {x, y, z, w}, 4 floats each; vf_rows (and
+ *   vf_load4, vf_gather4) turn W of them into one vf per component.
  * Lanes are read and written through memcpy or intrinsics only (DESIGN.md §4:
  * punning through pointers is miscompiled).
  */
@@ -92,6 +92,7 @@ static inline vu vu_sub(vu a, vu b) { return _mm256_sub_epi32(a, b); }
 #define vu_srl(a, n) _mm256_srli_epi32((a), (n))
 #define vu_sll(a, n) _mm256_slli_epi32((a), (n))
 static inline void vu_store(uint32_t *p, vu a) { _mm256_storeu_si256((__m256i *)p, a); }
+static inline void vf_store(float *p, vf a) { _mm256_storeu_ps(p, a); }
 /* truncation toward zero of values in (-2^31, 2^31), as int32 bits */
 static inline vu vf_trunc_i32(vf a) { return _mm256_cvttps_epi32(a); }
 #elif defined(PLEAT_ISA_SSE2)
@@ -155,6 +156,7 @@ static inline vu vu_sub(vu a, vu b) { return _mm_sub_epi32(a, b); }
 #define vu_srl(a, n) _mm_srli_epi32((a), (n))
 #define vu_sll(a, n) _mm_slli_epi32((a), (n))
 static inline void vu_store(uint32_t *p, vu a) { _mm_storeu_si128((__m128i *)p, a); }
+static inline void vf_store(float *p, vf a) { _mm_storeu_ps(p, a); }
 static inline vu vf_trunc_i32(vf a) { return _mm_cvttps_epi32(a); }
 #elif defined(PLEAT_ISA_NEON)
 #include <arm_neon.h>
@@ -206,6 +208,7 @@ static inline vu vu_sub(vu a, vu b) { return vsubq_u32(a, b); }
 #define vu_srl(a, n) vshrq_n_u32((a), (n))
 #define vu_sll(a, n) vshlq_n_u32((a), (n))
 static inline void vu_store(uint32_t *p, vu a) { vst1q_u32(p, a); }
+static inline void vf_store(float *p, vf a) { vst1q_f32(p, a); }
 static inline vu vf_trunc_i32(vf a) { return vreinterpretq_u32_s32(vcvtq_s32_f32(a)); }
 #elif defined(PLEAT_ISA_SCALAR)
 #define PLEAT_W 1
@@ -245,6 +248,7 @@ static inline vu vu_sub(vu a, vu b) { return a - b; }
 #define vu_srl(a, n) ((a) >> (n))
 #define vu_sll(a, n) ((a) << (n))
 static inline void vu_store(uint32_t *p, vu a) { *p = a; }
+static inline void vf_store(float *p, vf a) { *p = a; }
 /* what cvttps gives: out-of-range and NaN lanes (discarded by the callers)
  * become INT32_MIN, without the undefined behaviour of a C conversion */
 static inline vu vf_trunc_i32(vf a)
@@ -253,60 +257,6 @@ static inline vu vf_trunc_i32(vf a)
 }
 #else
 #error "compile the CPU kernels with one PLEAT_ISA_* defined"
-#endif
-
-/* q4: one particle {x, y, z, w} (SSE for SSE2 and AVX2). */
-#if defined(PLEAT_ISA_AVX2) || defined(PLEAT_ISA_SSE2)
-typedef __m128 q4;
-static inline q4 q4_load(const float *p) { return _mm_loadu_ps(p); }
-static inline q4 q4_set(float x, float y, float z, float w) { return _mm_setr_ps(x, y, z, w); }
-static inline q4 q4_min(q4 a, q4 b) { return _mm_min_ps(a, b); }
-static inline q4 q4_max(q4 a, q4 b) { return _mm_max_ps(a, b); }
-static inline q4 q4_sub(q4 a, q4 b) { return _mm_sub_ps(a, b); }
-static inline q4 q4_add(q4 a, q4 b) { return _mm_add_ps(a, b); }
-static inline q4 q4_mul(q4 a, q4 b) { return _mm_mul_ps(a, b); }
-/* lanes whose value is finite: x - x is 0 only for finite x */
-static inline unsigned q4_finite(q4 a) { return (unsigned)_mm_movemask_ps(_mm_cmpeq_ps(_mm_sub_ps(a, a), _mm_setzero_ps())); }
-static inline void q4_store(float *out, q4 a) { _mm_storeu_ps(out, a); }
-/* truncation of values in [0, 2^31) */
-static inline void q4_trunc(q4 a, uint32_t out[4]) { _mm_storeu_si128((__m128i *)out, _mm_cvttps_epi32(a)); }
-#elif defined(PLEAT_ISA_NEON)
-typedef float32x4_t q4;
-static inline q4 q4_load(const float *p) { return vld1q_f32(p); }
-static inline q4 q4_set(float x, float y, float z, float w) { const float v[4] = {x, y, z, w}; return vld1q_f32(v); }
-static inline q4 q4_min(q4 a, q4 b) { return vminq_f32(a, b); }
-static inline q4 q4_max(q4 a, q4 b) { return vmaxq_f32(a, b); }
-static inline q4 q4_sub(q4 a, q4 b) { return vsubq_f32(a, b); }
-static inline q4 q4_add(q4 a, q4 b) { return vaddq_f32(a, b); }
-static inline q4 q4_mul(q4 a, q4 b) { return vmulq_f32(a, b); }
-static inline unsigned q4_finite(q4 a) { return neon_mask(vceqq_f32(vsubq_f32(a, a), vdupq_n_f32(0.0f))); }
-static inline void q4_store(float *out, q4 a) { vst1q_f32(out, a); }
-static inline void q4_trunc(q4 a, uint32_t out[4]) { vst1q_u32(out, vcvtq_u32_f32(a)); }
-#else
-typedef struct q4 { float v[4]; } q4;
-static inline q4 q4_load(const float *p) { q4 r; memcpy(r.v, p, sizeof r.v); return r; }
-static inline q4 q4_set(float x, float y, float z, float w) { q4 r = {{x, y, z, w}}; return r; }
-#define PLEAT_Q4_MAP(name, expr) \
-    static inline q4 name(q4 a, q4 b) { q4 r; for (int l = 0; l < 4; ++l) r.v[l] = (expr); return r; }
-PLEAT_Q4_MAP(q4_min, b.v[l] < a.v[l] ? b.v[l] : a.v[l])
-PLEAT_Q4_MAP(q4_max, b.v[l] > a.v[l] ? b.v[l] : a.v[l])
-PLEAT_Q4_MAP(q4_sub, a.v[l] - b.v[l])
-PLEAT_Q4_MAP(q4_add, a.v[l] + b.v[l])
-PLEAT_Q4_MAP(q4_mul, a.v[l] * b.v[l])
-#undef PLEAT_Q4_MAP
-static inline unsigned q4_finite(q4 a)
-{
-    unsigned m = 0;
-    for (int l = 0; l < 4; ++l)
-        m |= (unsigned)(a.v[l] - a.v[l] == 0.0f) << l;
-    return m;
-}
-static inline void q4_store(float *out, q4 a) { memcpy(out, a.v, sizeof a.v); }
-static inline void q4_trunc(q4 a, uint32_t out[4])
-{
-    for (int l = 0; l < 4; ++l)
-        out[l] = (uint32_t)a.v[l];
-}
 #endif
 
 #define PLEAT_ALL_LANES ((1u << PLEAT_W) - 1u)
@@ -323,6 +273,13 @@ static inline unsigned pleat_lane_count(unsigned mask)
     mask = (mask & 0x33u) + ((mask >> 2) & 0x33u);
     return (mask + (mask >> 4)) & 0x0fu;
 #endif
+}
+
+/* Lane l holds l. */
+static inline vu vu_lane_numbers(void)
+{
+    static const uint32_t number[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    return vu_load(number);
 }
 
 /* Lanes 0..n-1 (n may exceed W). */
@@ -435,6 +392,33 @@ static inline void xy_sub(int64_t *sum, const uint32_t *c)
 {
     sum[0] -= (int32_t)c[0];
     sum[1] -= (int32_t)c[1];
+}
+#endif
+
+/* out[l] = hi_l << 32 | lo_l, for every lane l. */
+#if defined(PLEAT_ISA_AVX2)
+static inline void vu_store_u64(uint64_t *out, vu lo, vu hi)
+{
+    __m256i a = _mm256_unpacklo_epi32(lo, hi), b = _mm256_unpackhi_epi32(lo, hi);
+    _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(a, b, 0x20));
+    _mm256_storeu_si256((__m256i *)out + 1, _mm256_permute2x128_si256(a, b, 0x31));
+}
+#elif defined(PLEAT_ISA_SSE2)
+static inline void vu_store_u64(uint64_t *out, vu lo, vu hi)
+{
+    _mm_storeu_si128((__m128i *)out, _mm_unpacklo_epi32(lo, hi));
+    _mm_storeu_si128((__m128i *)out + 1, _mm_unpackhi_epi32(lo, hi));
+}
+#elif defined(PLEAT_ISA_NEON)
+static inline void vu_store_u64(uint64_t *out, vu lo, vu hi)
+{
+    vst1q_u64(out, vreinterpretq_u64_u32(vzip1q_u32(lo, hi)));
+    vst1q_u64(out + 2, vreinterpretq_u64_u32(vzip2q_u32(lo, hi)));
+}
+#else
+static inline void vu_store_u64(uint64_t *out, vu lo, vu hi)
+{
+    *out = (uint64_t)hi << 32 | lo;
 }
 #endif
 

@@ -37,8 +37,6 @@
  * sorted position. */
 _Static_assert(PLEAT_PAD >= 2 * PLEAT_W, "the sorted arrays' padding must hold two vectors");
 
-/* Lane l holds l. */
-static const uint32_t lane_number[8] = {0, 1, 2, 3, 4, 5, 6, 7};
 _Static_assert(PLEAT_W <= 8, "one lane number per lane");
 
 /* Queue length: the queued pairs are finished before it can overflow. */
@@ -233,7 +231,7 @@ static inline void block_setup(const pleat_frame *f, uint32_t base, uint32_t end
      * never empty (lane 0 is base) */
     uint32_t column_end = (keys[base] | PLEAT_KEY_SWEEP_MASK) + 1u;
     vu live = vu_and(vu_in_range(key, vu_set1(keys[base]), vu_set1(column_end - keys[base])),
-                     vu_in_range(vu_load(lane_number), vu_set1(0), vu_set1(end - base)));
+                     vu_in_range(vu_lane_numbers(), vu_set1(0), vu_set1(end - base)));
     blk->count = pleat_lane_count(vu_lanes(live));
     /* pleat_key_range() on every lane; a lane past the block gets width 0 */
     vu lo = vu_sub(key, vu_min(reach, vu_and(key, sweep_mask)));
@@ -268,7 +266,7 @@ static inline void test_column(sweep_state *st, const block *blk, size_t from, u
     const vu lo = vu_add(blk->lo, vu_set1(off)), one = vu_set1(1);
     /* own column: the positions after lane l's, [base + l + 1, 2^32), as
      * a range [later, later + to_end) */
-    const vu later = vu_add(vu_set1(blk->base + 1), vu_load(lane_number));
+    const vu later = vu_add(vu_set1(blk->base + 1), vu_lane_numbers());
     const vu to_end = vu_sub(vu_set1(0), later);
     size_t queued = st->queued; /* pointer-sized: indexes the queues directly */
     vu count = *tests, candidate = vu_set1((uint32_t)from);

@@ -4,6 +4,7 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -143,6 +144,66 @@ Test(errors, nonfinite_particle_any_component)
             snprintf(what, sizeof what, "particle component %d = %g", c, bad[k]);
             expect(PLEAT_ERROR_NONFINITE_INPUT, &f, N, &p, what);
         }
+}
+
+/* The checks see every lane: a bad value in a full vector, in the partial
+ * last one of a chunk or of the call, at a chunk's edge, read in order or
+ * through an index list (a reversed one), is found. 4105 particles: one full
+ * chunk of 4096, then one full AVX2 vector and one lane. */
+Test(errors, bad_values_in_every_lane_position)
+{
+    enum { BIG = 4096 + 9 };
+    const uint32_t at[] = {0, 5, 7, 8, 4095, 4096, 4103, 4104};
+    float *particles = malloc(16 * (size_t)BIG), *rest = malloc(16 * (size_t)BIG);
+    float *before = malloc(16 * (size_t)BIG);
+    uint32_t *reversed = malloc(sizeof *reversed * BIG);
+    cr_assert(particles && rest && before && reversed);
+    pleat_context *ctx = cpu_context(2);
+    for (int use_indices = 0; use_indices < 2; ++use_indices)
+        for (size_t k = 0; k < sizeof at / sizeof at[0]; ++k)
+            for (int kind = 0; kind < 4; ++kind) {
+                for (uint32_t i = 0; i < BIG; ++i) {
+                    float *q = particles + 4 * (size_t)i, *r = rest + 4 * (size_t)i;
+                    q[0] = 0.5f * (float)i;
+                    q[1] = q[2] = 0.0f;
+                    q[3] = 1.0f;
+                    r[0] = q[0];
+                    r[1] = r[2] = r[3] = 0.0f;
+                    reversed[i] = BIG - 1 - i;
+                }
+                uint32_t i = at[k];
+                pleat_status want = PLEAT_ERROR_NONFINITE_INPUT;
+                if (kind == 0)
+                    particles[4 * (size_t)i + (k % 4)] = NAN; /* each component in turn */
+                else if (kind == 1)
+                    particles[4 * (size_t)i + (k % 3)] = -INFINITY;
+                else if (kind == 2)
+                    rest[4 * (size_t)i + (k % 3)] = INFINITY;
+                else {
+                    particles[4 * (size_t)i + 3] = -1.0f;
+                    want = PLEAT_ERROR_INVALID_ARGUMENT;
+                }
+                pleat_params p = pleat_default_params();
+                p.distance = 0.6f;
+                p.rest_positions = rest;
+                p.indices = use_indices ? reversed : NULL;
+                p.num_indices = use_indices ? BIG : 0;
+                memcpy(before, particles, 16 * (size_t)BIG);
+                pleat_status s = pleat_self_collide(ctx, particles, BIG, &p, NULL);
+                cr_assert_eq(s, want, "kind %d at %u (indices %d): '%s'", kind, i, use_indices,
+                             pleat_status_string(s));
+                cr_assert(memcmp(before, particles, 16 * (size_t)BIG) == 0,
+                          "kind %d at %u: the particles changed", kind, i);
+                size_t num = 0;
+                s = pleat_find_pairs(ctx, particles, BIG, &p, NULL, 0, &num);
+                cr_assert_eq(s, want, "find_pairs, kind %d at %u: '%s'", kind, i,
+                             pleat_status_string(s));
+            }
+    pleat_context_destroy(ctx);
+    free(reversed);
+    free(before);
+    free(rest);
+    free(particles);
 }
 
 Test(errors, nonfinite_rest_position)
