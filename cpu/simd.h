@@ -276,6 +276,7 @@ static inline unsigned pleat_lane_count(unsigned mask)
 }
 
 /* Lane l holds l. */
+_Static_assert(PLEAT_W <= 8, "one lane number per lane");
 static inline vu vu_lane_numbers(void)
 {
     static const uint32_t number[8] = {0, 1, 2, 3, 4, 5, 6, 7};
@@ -324,24 +325,27 @@ static inline void vf_load4(const float *p, vf out[4])
     vf_rows(row, out);
 }
 
-/* The x and y sums of a particle are kept side by side, {x, y} int64, so
- * one pair's x and y corrections are one vector add. vu_store_xy: lane l of
- * x and y to out[2l], out[2l + 1]; xy_add / xy_sub: sum[0..1] +-= c[0..1]
- * (int32). */
+/* Two lanes' values side by side. The x and y sums of a particle are kept
+ * {x, y} int64, so one pair's x and y corrections are one vector add:
+ * vu_store_xy puts lane l of x and y at out[2l], out[2l + 1], and xy_add /
+ * xy_sub do sum[0..1] +-= c[0..1] (int32). vu_store_u64 makes the sort's
+ * keys: out[l] = hi_l << 32 | lo_l. */
 #if defined(PLEAT_ISA_AVX2) || defined(PLEAT_ISA_SSE2)
+/* lane l of lo and hi to the 8 bytes at out + 8l, lo first: on x86
+ * (little-endian) both layouts above */
 #if defined(PLEAT_ISA_AVX2)
-static inline void vu_store_xy(uint32_t *out, vu x, vu y)
+static inline void store_pairs(void *out, vu lo, vu hi)
 {
-    __m256i lo = _mm256_unpacklo_epi32(x, y), hi = _mm256_unpackhi_epi32(x, y);
-    _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(lo, hi, 0x20));
-    _mm256_storeu_si256((__m256i *)out + 1, _mm256_permute2x128_si256(lo, hi, 0x31));
+    __m256i a = _mm256_unpacklo_epi32(lo, hi), b = _mm256_unpackhi_epi32(lo, hi);
+    _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(a, b, 0x20));
+    _mm256_storeu_si256((__m256i *)out + 1, _mm256_permute2x128_si256(a, b, 0x31));
 }
 static inline __m128i xy_load(const uint32_t *c) { return _mm_cvtepi32_epi64(_mm_loadl_epi64((const __m128i *)c)); }
 #else
-static inline void vu_store_xy(uint32_t *out, vu x, vu y)
+static inline void store_pairs(void *out, vu lo, vu hi)
 {
-    _mm_storeu_si128((__m128i *)out, _mm_unpacklo_epi32(x, y));
-    _mm_storeu_si128((__m128i *)out + 1, _mm_unpackhi_epi32(x, y));
+    _mm_storeu_si128((__m128i *)out, _mm_unpacklo_epi32(lo, hi));
+    _mm_storeu_si128((__m128i *)out + 1, _mm_unpackhi_epi32(lo, hi));
 }
 /* SSE2 has no sign extension to 64 bits: pair each value with its sign */
 static inline __m128i xy_load(const uint32_t *c)
@@ -350,6 +354,8 @@ static inline __m128i xy_load(const uint32_t *c)
     return _mm_unpacklo_epi32(v, _mm_srai_epi32(v, 31));
 }
 #endif
+static inline void vu_store_xy(uint32_t *out, vu x, vu y) { store_pairs(out, x, y); }
+static inline void vu_store_u64(uint64_t *out, vu lo, vu hi) { store_pairs(out, lo, hi); }
 static inline void xy_add(int64_t *sum, const uint32_t *c)
 {
     _mm_storeu_si128((__m128i *)sum, _mm_add_epi64(_mm_loadu_si128((const __m128i *)sum), xy_load(c)));
@@ -363,6 +369,11 @@ static inline void vu_store_xy(uint32_t *out, vu x, vu y)
 {
     const uint32x4x2_t xy = {{x, y}};
     vst2q_u32(out, xy);
+}
+static inline void vu_store_u64(uint64_t *out, vu lo, vu hi)
+{
+    vst1q_u64(out, vreinterpretq_u64_u32(vzip1q_u32(lo, hi)));
+    vst1q_u64(out + 2, vreinterpretq_u64_u32(vzip2q_u32(lo, hi)));
 }
 static inline void xy_add(int64_t *sum, const uint32_t *c)
 {
@@ -383,6 +394,10 @@ static inline void vu_store_xy(uint32_t *out, vu x, vu y)
         out[2 * l + 1] = ly[l];
     }
 }
+static inline void vu_store_u64(uint64_t *out, vu lo, vu hi)
+{
+    *out = (uint64_t)hi << 32 | lo;
+}
 static inline void xy_add(int64_t *sum, const uint32_t *c)
 {
     sum[0] += (int32_t)c[0];
@@ -392,33 +407,6 @@ static inline void xy_sub(int64_t *sum, const uint32_t *c)
 {
     sum[0] -= (int32_t)c[0];
     sum[1] -= (int32_t)c[1];
-}
-#endif
-
-/* out[l] = hi_l << 32 | lo_l, for every lane l. */
-#if defined(PLEAT_ISA_AVX2)
-static inline void vu_store_u64(uint64_t *out, vu lo, vu hi)
-{
-    __m256i a = _mm256_unpacklo_epi32(lo, hi), b = _mm256_unpackhi_epi32(lo, hi);
-    _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(a, b, 0x20));
-    _mm256_storeu_si256((__m256i *)out + 1, _mm256_permute2x128_si256(a, b, 0x31));
-}
-#elif defined(PLEAT_ISA_SSE2)
-static inline void vu_store_u64(uint64_t *out, vu lo, vu hi)
-{
-    _mm_storeu_si128((__m128i *)out, _mm_unpacklo_epi32(lo, hi));
-    _mm_storeu_si128((__m128i *)out + 1, _mm_unpackhi_epi32(lo, hi));
-}
-#elif defined(PLEAT_ISA_NEON)
-static inline void vu_store_u64(uint64_t *out, vu lo, vu hi)
-{
-    vst1q_u64(out, vreinterpretq_u64_u32(vzip1q_u32(lo, hi)));
-    vst1q_u64(out + 2, vreinterpretq_u64_u32(vzip2q_u32(lo, hi)));
-}
-#else
-static inline void vu_store_u64(uint64_t *out, vu lo, vu hi)
-{
-    *out = (uint64_t)hi << 32 | lo;
 }
 #endif
 

@@ -37,8 +37,6 @@
  * sorted position. */
 _Static_assert(PLEAT_PAD >= 2 * PLEAT_W, "the sorted arrays' padding must hold two vectors");
 
-_Static_assert(PLEAT_W <= 8, "one lane number per lane");
-
 /* Queue length: the queued pairs are finished before it can overflow. */
 #define QUEUE 256u
 
