@@ -23,11 +23,13 @@
 /* From this many taking-part particles on, the gather lays the rest
  * positions out in key order too (16 bytes a particle more). The sweep
  * reads them only for close pairs, from wherever key order puts them in the
- * caller's array: at 1M and 4M particles that cost its sweep more than the
- * gather's sequential copy costs (folded sheet: whole call 11-13% faster,
- * crumpled 5%), while at 64k and 256k the caller's array is still cached
- * and the copy only added work (folded 64k: 26% slower). */
-#define PLEAT_SORTED_REST_FROM (1u << 19)
+ * caller's array: from 128k particles on (a 2 MiB rest array, past this
+ * machine's L2) that costs the sweep more than the gather's copy costs
+ * (AVX2, 1 thread, whole call: folded sheet 128k even, 160k 7% faster,
+ * 256k 11%; crumpled 128k 6-10%, 256k 4%; with 2 threads at 256k 7-8%),
+ * while at 64k the caller's array is still cached and the copy only adds
+ * work (folded 64k: 20% slower). */
+#define PLEAT_SORTED_REST_FROM (1u << 17)
 
 /* Per-chunk results, reduced in chunk order after a stage. */
 typedef struct pleat_chunk {
