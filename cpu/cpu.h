@@ -23,12 +23,12 @@
 /* From this many taking-part particles on, the gather lays the rest
  * positions out in key order too (16 bytes a particle more). The sweep
  * reads them only for close pairs, from wherever key order puts them in the
- * caller's array: from 128k particles on (a 2 MiB rest array, past this
- * machine's L2) that costs the sweep more than the gather's copy costs
- * (AVX2, 1 thread, whole call: folded sheet 128k even, 160k 7% faster,
- * 256k 11%; crumpled 128k 6-10%, 256k 4%; with 2 threads at 256k 7-8%),
- * while at 64k the caller's array is still cached and the copy only adds
- * work (folded 64k: 20% slower). */
+ * caller's array: from 128k particles on (a 2 MiB rest array, past the
+ * 1.25 MiB L2 of the 2-core x86-64 it was measured on) that costs the sweep
+ * more than the gather's copy costs (AVX2, 1 thread, whole call: folded
+ * sheet 128k even, 160k 7% faster, 256k 11%; crumpled 128k 6-10%, 256k 4%;
+ * with 2 threads at 256k 7-8%), while at 64k the caller's array is still
+ * cached and the copy only adds work (folded 64k: 20% slower). */
 #define PLEAT_SORTED_REST_FROM (1u << 17)
 
 /* Per-chunk results, reduced in chunk order after a stage. */

@@ -221,7 +221,6 @@ typedef struct block {
     uint32_t base, count;
     uint32_t lo_first, hi_last; /* the union of the lanes' ranges */
     vu lo, width;
-    vu hi; /* lo + width: where each lane's range ends in its own column */
     vf x, y, z;
 } block;
 
@@ -248,7 +247,6 @@ static inline void block_setup(const pleat_frame *f, uint32_t base, uint32_t end
     blk->hi_last = hi_lanes[blk->count - 1];
     blk->lo = lo;
     blk->width = vu_keep(vu_sub(hi, lo), live);
-    blk->hi = vu_keep(hi, live);
     vf p[4];
     vf_load4(f->pos + 4 * (size_t)base, p);
     blk->x = p[0];
@@ -267,8 +265,8 @@ static inline size_t make_room(sweep_state *st, size_t queued)
     return queued;
 }
 
-/* Whether the candidates' positions p (x, y, z from W rows or one
- * broadcast) are within the distance of the block's lanes. */
+/* Whether the candidates at (px, py, pz) (W rows, or one broadcast) are
+ * within the distance of the block's lanes. */
 static inline vu close_lanes(const block *blk, vf px, vf py, vf pz, vf d2)
 {
     vf dx = vf_sub(px, blk->x), dy = vf_sub(py, blk->y), dz = vf_sub(pz, blk->z);
@@ -304,18 +302,18 @@ static inline void test_column(sweep_state *st, const block *blk, size_t from, u
 }
 
 /* Tests the block against the later particles of its own column: step t
- * takes lane l against position base + l + 1 + t, while any lane's key is
- * still below the end of its range (keys only grow, so a lane that has left
- * its range stays out, and a later particle of the column is never below
- * it). */
+ * takes lane l against position base + l + 1 + t, while any lane's
+ * candidate key is still inside its range. Keys only grow, so a later
+ * particle of the column is never below the range's start, and a lane
+ * whose candidates have passed its end stays out (a lane past the block has
+ * width 0: always out). */
 static inline void test_own_column(sweep_state *st, const block *blk, vf d2, vu *tests)
 {
     const pleat_frame *f = st->f;
-    const vu zero = vu_set1(0);
     size_t queued = st->queued;
     vu count = *tests;
     for (uint32_t from = blk->base + 1;; ++from) {
-        vu in_range = vu_in_range(vu_load(f->keys + from), zero, blk->hi);
+        vu in_range = vu_in_range(vu_load(f->keys + from), blk->lo, blk->width);
         if (!vu_lanes(in_range))
             break;
         queued = make_room(st, queued);
