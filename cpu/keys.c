@@ -9,19 +9,23 @@
 #include <math.h>
 #include <string.h>
 
-/* The particles (or rest positions, from `base`) of slots s, s + 1, ... as
- * component vectors; returns their particle numbers. */
-static inline vu load_slots(const pleat_frame *f, const float *base, uint32_t s, uint32_t end,
-                            vf p[4])
+/* The particles of slots s, s + 1, ... as component vectors, and their rest
+ * positions too when `r` is given (each slot's particle number found once);
+ * returns the particle numbers. */
+static inline vu load_slots(const pleat_frame *f, uint32_t s, uint32_t end, vf p[4], vf r[4])
 {
     if (!f->indices && s + PLEAT_W <= end) { /* consecutive: no address per lane */
-        vf_load4(base + 4 * (size_t)s, p);
+        vf_load4(f->particles + 4 * (size_t)s, p);
+        if (r)
+            vf_load4(f->rest + 4 * (size_t)s, r);
         return vu_add(vu_set1(s), vu_lane_numbers());
     }
     uint32_t idx[PLEAT_W];
     for (uint32_t l = 0; l < PLEAT_W; ++l)
         idx[l] = pleat_frame_particle(f, s + l < end ? s + l : end - 1);
-    vf_gather4(base, idx, p);
+    vf_gather4(f->particles, idx, p);
+    if (r)
+        vf_gather4(f->rest, idx, r);
     return vu_load(idx);
 }
 
@@ -43,17 +47,14 @@ void PLEAT_KERNEL(bounds_task)(void *arg, uint32_t chunk)
     unsigned negative = 0;
     uint32_t end = pleat_chunk_end(chunk, f->m);
     for (uint32_t s = pleat_chunk_begin(chunk); s < end; s += PLEAT_W) {
-        vf p[4];
-        load_slots(f, f->particles, s, end, p);
+        vf p[4], r[4];
+        load_slots(f, s, end, p, f->rest ? r : NULL);
         for (int c = 0; c < 4; ++c)
             finite = vu_and(finite, finite_lanes(p[c]));
         negative |= vf_lt_mask(p[3], vf_set1(0.0f));
-        if (f->rest) { /* the rest w is ignored */
-            vf r[4];
-            load_slots(f, f->rest, s, end, r);
+        if (f->rest) /* the rest w is ignored */
             for (int c = 0; c < 3; ++c)
                 finite = vu_and(finite, finite_lanes(r[c]));
-        }
         for (int a = 0; a < 3; ++a) {
             lo[a] = vf_min(lo[a], p[a]);
             hi[a] = vf_max(hi[a], p[a]);
@@ -92,7 +93,7 @@ void PLEAT_KERNEL(keys_task)(void *arg, uint32_t chunk)
     uint32_t end = pleat_chunk_end(chunk, f->m);
     for (uint32_t s = pleat_chunk_begin(chunk); s < end; s += PLEAT_W) {
         vf p[4];
-        vu idx = load_slots(f, f->particles, s, end, p);
+        vu idx = load_slots(f, s, end, p, NULL);
         vu sweep = grid_cells(p[g->sweep], g->lower[g->sweep], g->scale[g->sweep], sweep_size);
         vu h0 = grid_cells(p[g->hash0], g->lower[g->hash0], g->scale[g->hash0], hash_size);
         vu h1 = grid_cells(p[g->hash1], g->lower[g->hash1], g->scale[g->hash1], hash_size);
