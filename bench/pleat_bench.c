@@ -622,6 +622,7 @@ static int device_setup(device_copies *d, const scene *sc, pleat_params *params)
         (sc->rest && cudaMalloc((void **)&d->rest, bytes) != cudaSuccess) ||
         (sc->rest && cudaMemcpy(d->rest, sc->rest, bytes, cudaMemcpyHostToDevice) != cudaSuccess)) {
         fprintf(stderr, "pleat-bench: no device memory for n=%u\n", (unsigned)sc->n);
+        cudaGetLastError(); /* read: pleat refuses to run while an error is pending */
         return -1;
     }
     params->rest_positions = d->rest;

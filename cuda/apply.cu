@@ -24,7 +24,7 @@ __global__ void apply_kernel(pleat_cuda_frame f)
     }
 }
 
-void pleat_cuda_apply(const pleat_cuda_frame &f, cudaStream_t stream)
+cudaError_t pleat_cuda_apply(const pleat_cuda_frame &f, cudaStream_t stream)
 {
-    apply_kernel<<<pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, 0, stream>>>(f);
+    return pleat_cuda_launch(apply_kernel, pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, stream, f);
 }

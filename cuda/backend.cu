@@ -72,11 +72,33 @@ struct device_scope {
     }
 };
 
+/* Whether a CUDA call of pleat's succeeded. A failed one also left its
+ * error in cudaGetLastError(), where the application would take it for one
+ * of its own: pleat reports it through its status and clears it. (A sticky
+ * error, a kernel fault, stays: every later call returns it.) */
+static bool ok(cudaError_t e)
+{
+    if (e != cudaSuccess)
+        cudaGetLastError();
+    return e == cudaSuccess;
+}
+
 static pleat_status status_of(cudaError_t e)
 {
-    if (e == cudaSuccess)
+    if (ok(e))
         return PLEAT_OK;
     return e == cudaErrorMemoryAllocation ? PLEAT_ERROR_OUT_OF_MEMORY : PLEAT_ERROR_DEVICE;
+}
+
+/* Checked first by every call that queues work. An error the application
+ * left in cudaGetLastError() is its own to read: pleat never takes it (that
+ * would hide it) and never reports it as its own. CUB reads that error
+ * after each of its launches and would fail on it, so such a call is
+ * refused with PLEAT_ERROR_DEVICE before anything is queued or written,
+ * and the error is left in place. */
+static bool error_pending(void)
+{
+    return cudaPeekAtLastError() != cudaSuccess;
 }
 
 static void release(device_buffer *b)
@@ -98,10 +120,8 @@ static pleat_status reserve(device_buffer *b, size_t count, size_t size)
         return PLEAT_OK;
     void *data = NULL;
     cudaError_t e = b->pinned ? cudaMallocHost(&data, bytes) : cudaMalloc(&data, bytes);
-    if (e != cudaSuccess) {
-        cudaGetLastError(); /* clear it */
+    if (e != cudaSuccess)
         return status_of(e);
-    }
     release(b);
     b->data = data;
     b->bytes = bytes;
@@ -197,34 +217,36 @@ typedef struct laps {
     cudaStream_t stream;
 } laps;
 
-static void lap(laps *l, double *total)
+static cudaError_t lap(laps *l, double *total)
 {
     if (!l->on)
-        return;
-    cudaStreamSynchronize(l->stream);
+        return cudaSuccess;
+    cudaError_t e = cudaStreamSynchronize(l->stream);
     pleat_lap(1, &l->mark, total);
+    return e;
 }
 
 static int capturing(cudaStream_t s)
 {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    return cudaStreamIsCapturing(s, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone;
+    return ok(cudaStreamIsCapturing(s, &status)) && status != cudaStreamCaptureStatusNone;
 }
 
 /* Calls share the context's scratch: a call on stream s first waits for the
  * work the last device-pointer call queued, which may be on another stream
  * and still running. Not while s is being captured (a graph cannot wait on
  * an event recorded outside it): then the calls must share the stream. */
-static void order_after_last(pleat_cuda *cu, cudaStream_t s)
+static pleat_status order_after_last(pleat_cuda *cu, cudaStream_t s)
 {
     if (cu->queued && !capturing(s))
-        cudaStreamWaitEvent(s, cu->done, 0);
+        return status_of(cudaStreamWaitEvent(s, cu->done, 0));
+    return PLEAT_OK;
 }
 
 /* Marks the end of a call's work on s for order_after_last. */
 static void mark_done(pleat_cuda *cu, cudaStream_t s)
 {
-    if (!capturing(s) && cudaEventRecord(cu->done, s) == cudaSuccess)
+    if (!capturing(s) && ok(cudaEventRecord(cu->done, s)))
         cu->queued = 1;
 }
 
@@ -239,21 +261,18 @@ static bool can_collide(const pleat_cuda_frame &f)
 static cudaError_t queue_prepare(pleat_cuda *cu, const pleat_cuda_frame &f, laps *l)
 {
     cudaStream_t s = l->stream;
-    cudaMemsetAsync(f.counters, 0, sizeof *f.counters, s);
-    if (f.indices && f.count > 0)
-        cudaMemsetAsync(f.seen, 0, ((size_t)f.count + 31) / 32 * sizeof(unsigned), s);
-    if (f.m == 0)
-        return cudaGetLastError();
-    pleat_cuda_check_and_keys(f, s);
-    lap(l, &l->t->bounds_keys_ms);
-    if (!can_collide(f))
-        return cudaGetLastError();
-    cudaError_t e = pleat_cuda_sort(f, cu->temp.data, cu->temp.bytes, s);
-    if (e != cudaSuccess)
+    cudaError_t e = cudaMemsetAsync(f.counters, 0, sizeof *f.counters, s);
+    if (e == cudaSuccess && f.indices && f.count > 0)
+        e = cudaMemsetAsync(f.seen, 0, ((size_t)f.count + 31) / 32 * sizeof(unsigned), s);
+    if (e != cudaSuccess || f.m == 0)
         return e;
-    pleat_cuda_gather(f, s);
-    lap(l, &l->t->sort_ms);
-    return cudaGetLastError();
+    if ((e = pleat_cuda_check_and_keys(f, s)) != cudaSuccess ||
+        (e = lap(l, &l->t->bounds_keys_ms)) != cudaSuccess || !can_collide(f))
+        return e;
+    if ((e = pleat_cuda_sort(f, cu->temp.data, cu->temp.bytes, s)) != cudaSuccess ||
+        (e = pleat_cuda_gather(f, s)) != cudaSuccess)
+        return e;
+    return lap(l, &l->t->sort_ms);
 }
 
 /* The whole self-collision on device memory, queued on l->stream. */
@@ -265,14 +284,18 @@ static pleat_status queue_collide(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
         return st;
     f->mode = PLEAT_CUDA_CORRECT;
     cudaError_t e = queue_prepare(cu, *f, l);
-    if (e == cudaSuccess && can_collide(*f)) {
-        cudaMemsetAsync(f->acc, 0, (size_t)f->m * 3 * sizeof(unsigned long long), l->stream);
-        pleat_cuda_sweep(*f, l->stream);
-        lap(l, &l->t->sweep_ms);
-        pleat_cuda_apply(*f, l->stream);
-        lap(l, &l->t->apply_ms);
-        e = cudaGetLastError();
-    }
+    if (e != cudaSuccess || !can_collide(*f))
+        return status_of(e);
+    cudaStream_t s = l->stream;
+    e = cudaMemsetAsync(f->acc, 0, (size_t)f->m * 3 * sizeof(unsigned long long), s);
+    if (e == cudaSuccess)
+        e = pleat_cuda_sweep(*f, s);
+    if (e == cudaSuccess)
+        e = lap(l, &l->t->sweep_ms);
+    if (e == cudaSuccess) /* reads the checks' flags: nothing is written after a bad input */
+        e = pleat_cuda_apply(*f, s);
+    if (e == cudaSuccess)
+        e = lap(l, &l->t->apply_ms);
     return status_of(e);
 }
 
@@ -315,16 +338,17 @@ static pleat_status copy_in(pleat_cuda *cu, const pleat_job *job, pleat_cuda_fra
     /* the whole array, subset or not: the kernels index it by particle.
      * Particles outside the subset are read but never used or written back,
      * so another context may be correcting them meanwhile. */
+    cudaError_t e = cudaSuccess;
     if (f->m > 0) /* with no particle taking part, nothing is read (as on the CPU) */
-        cudaMemcpyAsync(f->out, job->particles, (size_t)job->count * 4 * sizeof(float),
-                        cudaMemcpyHostToDevice, s);
-    if (n_idx)
-        cudaMemcpyAsync(cu->in_indices.data, p->indices, n_idx * sizeof(uint32_t),
-                        cudaMemcpyHostToDevice, s);
-    if (f->rest && f->m > 0)
-        cudaMemcpyAsync(cu->in_rest.data, p->rest_positions,
-                        (size_t)job->count * 4 * sizeof(float), cudaMemcpyHostToDevice, s);
-    return status_of(cudaGetLastError());
+        e = cudaMemcpyAsync(f->out, job->particles, (size_t)job->count * 4 * sizeof(float),
+                            cudaMemcpyHostToDevice, s);
+    if (e == cudaSuccess && n_idx)
+        e = cudaMemcpyAsync(cu->in_indices.data, p->indices, n_idx * sizeof(uint32_t),
+                            cudaMemcpyHostToDevice, s);
+    if (e == cudaSuccess && f->rest && f->m > 0)
+        e = cudaMemcpyAsync(cu->in_rest.data, p->rest_positions,
+                            (size_t)job->count * 4 * sizeof(float), cudaMemcpyHostToDevice, s);
+    return status_of(e);
 }
 
 /* find_pairs: count, then (when the caller's array can hold them) list,
@@ -336,10 +360,10 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     cudaError_t e = queue_prepare(cu, *f, l);
     if (e != cudaSuccess)
         return status_of(e);
-    if (can_collide(*f))
-        pleat_cuda_sweep(*f, s);
+    if (can_collide(*f) && (e = pleat_cuda_sweep(*f, s)) != cudaSuccess)
+        return status_of(e);
     pleat_status st = read_counters(cu, *f, s);
-    lap(l, &l->t->sweep_ms);
+    lap(l, &l->t->sweep_ms); /* read_counters waited for the stream */
     if (st != PLEAT_OK)
         return st;
     unsigned long long total = cu->host->pairs;
@@ -361,11 +385,13 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     f->mode = PLEAT_CUDA_LIST;
     f->list = (unsigned long long *)cu->list.data;
     f->capacity = total;
-    cudaMemsetAsync(f->counters, 0, sizeof *f->counters, s);
-    pleat_cuda_sweep(*f, s);
+    e = cudaMemsetAsync(f->counters, 0, sizeof *f->counters, s);
+    if (e == cudaSuccess)
+        e = pleat_cuda_sweep(*f, s);
     /* sorted, then written as i, j uint32 pairs into list */
-    e = pleat_cuda_sort_pairs(f->list, (unsigned long long *)cu->list_tmp.data, total,
-                              f->pair_shift, cu->pairs_temp.data, cu->pairs_temp.bytes, s);
+    if (e == cudaSuccess)
+        e = pleat_cuda_sort_pairs(f->list, (unsigned long long *)cu->list_tmp.data, total,
+                                  f->pair_shift, cu->pairs_temp.data, cu->pairs_temp.bytes, s);
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(job->pairs, f->list, total * 2 * sizeof(uint32_t),
                             cudaMemcpyDeviceToHost, s);
@@ -404,9 +430,10 @@ static pleat_status copy_out_moved(pleat_cuda *cu, pleat_job *job, const pleat_c
 static pleat_status run_host_job(pleat_cuda *cu, pleat_job *job)
 {
     laps l = {job->profile, job->profile ? pleat_now_ms() : 0.0, &job->timings, cu->stream};
-    order_after_last(cu, cu->stream);
     pleat_cuda_frame f;
-    pleat_status st = copy_in(cu, job, &f);
+    pleat_status st = order_after_last(cu, cu->stream);
+    if (st == PLEAT_OK)
+        st = copy_in(cu, job, &f);
     if (st == PLEAT_OK)
         st = reserve_frame(cu, &f, &cu->counters);
     if (st != PLEAT_OK)
@@ -428,9 +455,11 @@ static pleat_status run_host_job(pleat_cuda *cu, pleat_job *job)
 static pleat_status cuda_run(void *impl, pleat_job *job)
 {
     pleat_cuda *cu = (pleat_cuda *)impl;
+    if (error_pending())
+        return PLEAT_ERROR_DEVICE;
     device_scope scope(cu->device);
     if (!scope.ok)
-        return PLEAT_ERROR_DEVICE;
+        return status_of(cudaErrorInvalidDevice);
     pleat_status st = run_host_job(cu, job);
     /* a call that failed midway may leave work queued on the scratch: a
      * device-pointer call on another stream must wait for it */
@@ -444,9 +473,11 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
                                                   pleat_timings *timings)
 {
     pleat_cuda *cu = (pleat_cuda *)impl;
+    if (error_pending())
+        return PLEAT_ERROR_DEVICE;
     device_scope scope(cu->device);
     if (!scope.ok)
-        return PLEAT_ERROR_DEVICE;
+        return status_of(cudaErrorInvalidDevice);
     cudaStream_t s = (cudaStream_t)stream;
     pleat_timings unused;
     memset(timings ? timings : &unused, 0, sizeof unused);
@@ -455,8 +486,9 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
     laps l = {profile, profile ? pleat_now_ms() : 0.0, timings ? timings : &unused, s};
     pleat_cuda_frame f = make_frame(d_particles, count, params);
     f.out = d_particles;
-    order_after_last(cu, s);
-    pleat_status st = queue_collide(cu, &f, &cu->device_counters, &l);
+    pleat_status st = order_after_last(cu, s);
+    if (st == PLEAT_OK)
+        st = queue_collide(cu, &f, &cu->device_counters, &l);
     mark_done(cu, s); /* a failed call may have queued work on the scratch too */
     if (st == PLEAT_OK) {
         cu->last_stream = s;
@@ -480,7 +512,7 @@ extern "C" pleat_status pleat_cuda_device_status(void *impl)
     if (!cu->device_checked)
         return PLEAT_OK;
     if (!scope.ok)
-        return PLEAT_ERROR_DEVICE;
+        return status_of(cudaErrorInvalidDevice);
     cudaError_t e = cudaMemcpyAsync(cu->host, cu->device_counters.data, sizeof *cu->host,
                                     cudaMemcpyDeviceToHost, cu->last_stream);
     if (e == cudaSuccess)

@@ -11,6 +11,7 @@
 #include "core/pair.h"
 
 #include <cuda_runtime.h>
+#include <utility>
 
 /* flags */
 #define PLEAT_FLAG_BAD_INDEX 1u
@@ -79,15 +80,31 @@ static inline unsigned pleat_cuda_blocks(uint64_t n)
     return (unsigned)(b < 1 ? 1 : b);
 }
 
-/* Stage launchers (asynchronous, on `stream`). */
-void pleat_cuda_check_and_keys(const pleat_cuda_frame &f, cudaStream_t stream);
+/* Launches kernel on `blocks` blocks of `threads` and returns the launch's
+ * own status. A <<<>>> launch reports only through cudaGetLastError(),
+ * which also holds whatever error the application left there: reading it
+ * would blame pleat for that error and clear it. */
+template <typename... Params, typename... Args>
+static inline cudaError_t pleat_cuda_launch(void (*kernel)(Params...), unsigned blocks,
+                                            unsigned threads, cudaStream_t stream, Args &&...args)
+{
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(blocks);
+    config.blockDim = dim3(threads);
+    config.stream = stream;
+    return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
+
+/* Stage launchers (asynchronous, on `stream`); each returns the first error
+ * of what it queued. */
+cudaError_t pleat_cuda_check_and_keys(const pleat_cuda_frame &f, cudaStream_t stream);
 cudaError_t pleat_cuda_sort(const pleat_cuda_frame &f, void *temp, size_t temp_bytes,
                             cudaStream_t stream);
 /* CUB's temp storage for the sort of m keys, into *bytes. */
 cudaError_t pleat_cuda_sort_temp_bytes(uint32_t m, size_t *bytes);
-void pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream);
-void pleat_cuda_sweep(const pleat_cuda_frame &f, cudaStream_t stream);
-void pleat_cuda_apply(const pleat_cuda_frame &f, cudaStream_t stream);
+cudaError_t pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream);
+cudaError_t pleat_cuda_sweep(const pleat_cuda_frame &f, cudaStream_t stream);
+cudaError_t pleat_cuda_apply(const pleat_cuda_frame &f, cudaStream_t stream);
 /* Sorts list[0..n) (pleat_pair_pack entries of `shift`, so 2 * shift bits)
  * through tmp and writes it back into list as (i, j) uint32 pairs, the
  * layout of pleat_find_pairs. */

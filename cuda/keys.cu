@@ -108,13 +108,18 @@ __global__ void keys_kernel(pleat_cuda_frame f)
     f.order_in[s] = i;
 }
 
-void pleat_cuda_check_and_keys(const pleat_cuda_frame &f, cudaStream_t stream)
+cudaError_t pleat_cuda_check_and_keys(const pleat_cuda_frame &f, cudaStream_t stream)
 {
+    unsigned per_slot = pleat_cuda_blocks(f.m);
+    unsigned blocks = per_slot < PLEAT_CUDA_MAX_BLOCKS ? per_slot : PLEAT_CUDA_MAX_BLOCKS;
+    cudaError_t e = cudaSuccess;
     if (f.indices)
-        index_check_kernel<<<pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, 0, stream>>>(f);
-    unsigned blocks = pleat_cuda_blocks(f.m);
-    blocks = blocks < PLEAT_CUDA_MAX_BLOCKS ? blocks : PLEAT_CUDA_MAX_BLOCKS;
-    bounds_kernel<<<blocks, PLEAT_CUDA_BLOCK, 0, stream>>>(f);
-    setup_kernel<<<1, 1, 0, stream>>>(f, blocks);
-    keys_kernel<<<pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, 0, stream>>>(f);
+        e = pleat_cuda_launch(index_check_kernel, per_slot, PLEAT_CUDA_BLOCK, stream, f);
+    if (e == cudaSuccess)
+        e = pleat_cuda_launch(bounds_kernel, blocks, PLEAT_CUDA_BLOCK, stream, f);
+    if (e == cudaSuccess)
+        e = pleat_cuda_launch(setup_kernel, 1, 1, stream, f, blocks);
+    if (e == cudaSuccess)
+        e = pleat_cuda_launch(keys_kernel, per_slot, PLEAT_CUDA_BLOCK, stream, f);
+    return e;
 }

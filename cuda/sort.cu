@@ -49,9 +49,8 @@ cudaError_t pleat_cuda_sort_pairs(unsigned long long *list, unsigned long long *
         cub::DeviceRadixSort::SortKeys(temp, temp_bytes, list, tmp, n, 0, 2 * shift, stream);
     if (e != cudaSuccess)
         return e;
-    split_pairs_kernel<<<pleat_cuda_blocks(n), PLEAT_CUDA_BLOCK, 0, stream>>>(
-        tmp, (uint32_t *)list, n, shift);
-    return cudaGetLastError();
+    return pleat_cuda_launch(split_pairs_kernel, pleat_cuda_blocks(n), PLEAT_CUDA_BLOCK, stream,
+                             (const unsigned long long *)tmp, (uint32_t *)list, n, shift);
 }
 
 __global__ void gather_kernel(pleat_cuda_frame f)
@@ -73,7 +72,7 @@ __global__ void gather_kernel(pleat_cuda_frame f)
     }
 }
 
-void pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream)
+cudaError_t pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream)
 {
-    gather_kernel<<<pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, 0, stream>>>(f);
+    return pleat_cuda_launch(gather_kernel, pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, stream, f);
 }

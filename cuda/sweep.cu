@@ -118,7 +118,7 @@ __global__ void sweep_kernel(pleat_cuda_frame f)
     }
 }
 
-void pleat_cuda_sweep(const pleat_cuda_frame &f, cudaStream_t stream)
+cudaError_t pleat_cuda_sweep(const pleat_cuda_frame &f, cudaStream_t stream)
 {
-    sweep_kernel<<<pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, 0, stream>>>(f);
+    return pleat_cuda_launch(sweep_kernel, pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, stream, f);
 }

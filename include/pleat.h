@@ -69,7 +69,9 @@ typedef enum pleat_status {
     PLEAT_ERROR_CAPACITY,            /**< the caller's output array is too small */
     PLEAT_ERROR_OUT_OF_MEMORY,       /**< scratch memory could not be allocated */
     PLEAT_ERROR_BACKEND_UNAVAILABLE, /**< the requested backend is not built or not present */
-    PLEAT_ERROR_DEVICE               /**< the GPU reported an error */
+    PLEAT_ERROR_DEVICE               /**< the GPU reported an error, or a CUDA call found
+                                          an error of the application's pending (see
+                                          pleat_self_collide_device()) */
 } pleat_status;
 
 /** A short English description of a status; static storage, never NULL and
@@ -248,6 +250,14 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * on a CUDA context copy through pageable memory and may allocate, which a
  * capture in cudaStreamCaptureModeGlobal forbids: while another thread
  * captures in that mode, make none.
+ *
+ * CUDA errors: pleat returns its own through the status and leaves none of
+ * them in cudaGetLastError(). An error the application left there (unread
+ * by cudaGetLastError()) stays the application's: a call on a CUDA context
+ * (device or host pointers, or pleat_find_pairs) that finds one returns
+ * PLEAT_ERROR_DEVICE at once, queues and writes nothing, and leaves the
+ * error in place. (CUB, which sorts the keys, reads that error after its
+ * launches, so pleat cannot run under it without taking it.)
  */
 PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_particles,
                                                  uint32_t count, const pleat_params *params,

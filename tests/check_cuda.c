@@ -8,7 +8,9 @@
  * the corrected particles, the pair list and the stats of the CUDA backend
  * (host pointers and device pointers) equal the CPU backend's. Then bad
  * inputs through the device API: the status comes back with the stats, and
- * the device buffer is left as it was. Then the asynchronous path (own
+ * the device buffer is left as it was. Then an error the application left
+ * pending in the CUDA runtime: calls refuse to run on it and leave it
+ * there. Then the asynchronous path (own
  * stream, a CUDA graph), and two contexts correcting disjoint subsets of one
  * host array from two threads at once.
  */
@@ -169,6 +171,42 @@ static void bad_inputs(pleat_context *gpu)
     }
 }
 
+/* An error the application left in cudaGetLastError() is its own: calls
+ * (device and host pointers) are refused with PLEAT_ERROR_DEVICE, write
+ * nothing, and leave the error for the application to read, neither taken
+ * nor replaced. Once it is cleared the same calls run and, having
+ * succeeded, leave no error behind. */
+static void pending_error(pleat_context *gpu)
+{
+    const char *name = "pending app error";
+    float pts[8] = {0, 0, 0, 1, 0.5f, 0, 0, 1}, host[8];
+    float *d = to_device(pts, sizeof pts);
+    pleat_params p = pleat_default_params();
+    p.distance = 1.0f;
+    void *huge = NULL;
+    cudaError_t made = cudaMalloc(&huge, (size_t)1 << 62);
+    expect(made == cudaErrorMemoryAllocation && cudaPeekAtLastError() == made,
+           "an impossible cudaMalloc left no pending error", name);
+    pleat_stats st;
+    expect(pleat_self_collide_device(gpu, d, 2, &p, NULL, &st) == PLEAT_ERROR_DEVICE,
+           "device call not refused", name);
+    memcpy(host, pts, sizeof pts);
+    expect(pleat_self_collide(gpu, host, 2, &p, NULL) == PLEAT_ERROR_DEVICE, "host call not refused",
+           name);
+    expect(memcmp(host, pts, sizeof pts) == 0, "host array changed", name);
+    expect(cudaGetLastError() == made, "the application's error was taken or replaced", name);
+    float *back = from_device(d, 8);
+    expect(memcmp(back, pts, sizeof pts) == 0, "device buffer changed", name);
+    free(back);
+
+    expect(pleat_self_collide_device(gpu, d, 2, &p, NULL, &st) == PLEAT_OK && st.pairs == 1,
+           "device call once cleared", name);
+    expect(pleat_self_collide(gpu, host, 2, &p, NULL) == PLEAT_OK, "host call once cleared", name);
+    expect(cudaPeekAtLastError() == cudaSuccess, "a call that succeeded left an error", name);
+    printf("%-24s %s\n", name, "done");
+    cudaFree(d);
+}
+
 /* The documented asynchronous path: a stream of the caller's, no stats, then
  * the same call captured in a CUDA graph and replayed twice. Each result must
  * equal the CPU's bits; the capture must succeed (no sync, no allocation, no
@@ -298,6 +336,7 @@ int main(void)
         }
     }
     bad_inputs(gpu);
+    pending_error(gpu);
     async_and_graph(cpu, gpu);
     shared_array(cpu);
     pleat_context_destroy(cpu);
