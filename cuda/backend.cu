@@ -52,26 +52,6 @@ typedef struct pleat_cuda {
     device_buffer in_particles, in_indices, in_rest, moved, host_moved;
 } pleat_cuda;
 
-/* Makes ctx's device current for one call and restores the caller's after:
- * cudaSetDevice changes the calling thread's current device, which a
- * multi-GPU caller relies on. */
-struct device_scope {
-    int previous = -1;
-    bool ok = false;
-    explicit device_scope(int device)
-    {
-        if (cudaGetDevice(&previous) != cudaSuccess)
-            previous = -1;
-        ok = previous == device || cudaSetDevice(device) == cudaSuccess;
-    }
-    ~device_scope()
-    {
-        int now = -1;
-        if (previous >= 0 && cudaGetDevice(&now) == cudaSuccess && now != previous)
-            cudaSetDevice(previous);
-    }
-};
-
 /* Whether a CUDA call of pleat's succeeded. A failed one also left its
  * error in cudaGetLastError(), where the application would take it for one
  * of its own: pleat reports it through its status and clears it. (A sticky
@@ -83,6 +63,26 @@ static bool ok(cudaError_t e)
     return e == cudaSuccess;
 }
 
+/* Makes ctx's device current for one call and restores the caller's after:
+ * cudaSetDevice changes the calling thread's current device, which a
+ * multi-GPU caller relies on. */
+struct device_scope {
+    int previous = -1;
+    bool ok = false;
+    explicit device_scope(int device)
+    {
+        if (!::ok(cudaGetDevice(&previous)))
+            previous = -1;
+        ok = previous == device || ::ok(cudaSetDevice(device));
+    }
+    ~device_scope()
+    {
+        int now = -1;
+        if (previous >= 0 && ::ok(cudaGetDevice(&now)) && now != previous)
+            ::ok(cudaSetDevice(previous));
+    }
+};
+
 static pleat_status status_of(cudaError_t e)
 {
     if (ok(e))
@@ -90,12 +90,13 @@ static pleat_status status_of(cudaError_t e)
     return e == cudaErrorMemoryAllocation ? PLEAT_ERROR_OUT_OF_MEMORY : PLEAT_ERROR_DEVICE;
 }
 
-/* Checked first by every call that queues work. An error the application
- * left in cudaGetLastError() is its own to read: pleat never takes it (that
- * would hide it) and never reports it as its own. CUB reads that error
- * after each of its launches and would fail on it, so such a call is
- * refused with PLEAT_ERROR_DEVICE before anything is queued or written,
- * and the error is left in place. */
+/* Checked first by every call that uses the device. An error the
+ * application left in cudaGetLastError() is its own to read: pleat never
+ * takes it (that would hide it) and never reports it as its own. CUB takes
+ * that error (cudaGetLastError) at every step it checks, its size query
+ * included, and returns it as its own, and any failed call of pleat's would
+ * replace it; so such a call is refused with PLEAT_ERROR_DEVICE before
+ * anything is queued or written, and the error is left in place. */
 static bool error_pending(void)
 {
     return cudaPeekAtLastError() != cudaSuccess;
@@ -103,10 +104,7 @@ static bool error_pending(void)
 
 static void release(device_buffer *b)
 {
-    if (b->pinned)
-        cudaFreeHost(b->data);
-    else
-        cudaFree(b->data);
+    ok(b->pinned ? cudaFreeHost(b->data) : cudaFree(b->data));
 }
 
 /* Grow-only, like core/buffer.c; never called while a graph is captured
@@ -243,11 +241,15 @@ static pleat_status order_after_last(pleat_cuda *cu, cudaStream_t s)
     return PLEAT_OK;
 }
 
-/* Marks the end of a call's work on s for order_after_last. */
+/* Marks the end of a call's work on s for order_after_last; when the mark
+ * cannot be made, waits for s instead, so the next call still comes after. */
 static void mark_done(pleat_cuda *cu, cudaStream_t s)
 {
-    if (!capturing(s) && ok(cudaEventRecord(cu->done, s)))
-        cu->queued = 1;
+    if (capturing(s))
+        return;
+    cu->queued = ok(cudaEventRecord(cu->done, s));
+    if (!cu->queued)
+        ok(cudaStreamSynchronize(s));
 }
 
 /* Whether a pair can collide at all: else only the checks run (the CPU
@@ -363,7 +365,8 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     if (can_collide(*f) && (e = pleat_cuda_sweep(*f, s)) != cudaSuccess)
         return status_of(e);
     pleat_status st = read_counters(cu, *f, s);
-    lap(l, &l->t->sweep_ms); /* read_counters waited for the stream */
+    if (st == PLEAT_OK) /* read_counters waited for the stream */
+        st = status_of(lap(l, &l->t->sweep_ms));
     if (st != PLEAT_OK)
         return st;
     unsigned long long total = cu->host->pairs;
@@ -507,10 +510,12 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
 extern "C" pleat_status pleat_cuda_device_status(void *impl)
 {
     pleat_cuda *cu = (pleat_cuda *)impl;
-    device_scope scope(cu->device);
+    if (error_pending())
+        return PLEAT_ERROR_DEVICE;
     /* a first call that failed may have left the counters unset */
     if (!cu->device_checked)
         return PLEAT_OK;
+    device_scope scope(cu->device);
     if (!scope.ok)
         return status_of(cudaErrorInvalidDevice);
     cudaError_t e = cudaMemcpyAsync(cu->host, cu->device_counters.data, sizeof *cu->host,
@@ -537,11 +542,11 @@ static void cuda_destroy(void *impl)
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
         release(bufs[i]);
     if (cu->host)
-        cudaFreeHost(cu->host);
+        ok(cudaFreeHost(cu->host));
     if (cu->done)
-        cudaEventDestroy(cu->done);
+        ok(cudaEventDestroy(cu->done));
     if (cu->stream)
-        cudaStreamDestroy(cu->stream);
+        ok(cudaStreamDestroy(cu->stream));
     delete cu;
 }
 
@@ -553,31 +558,29 @@ extern "C" pleat_status pleat_cuda_create(int device, void **impl, char *describ
                                           size_t describe_size)
 {
     int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || device >= devices) {
-        cudaGetLastError();
+    if (!ok(cudaGetDeviceCount(&devices)) || device >= devices)
         return PLEAT_ERROR_BACKEND_UNAVAILABLE;
-    }
     /* present but unusable (exclusive mode, error state): AUTO falls back.
      * cudaFree(0) creates the device's context now; cudaSetDevice does only
      * when the device changes, so on device 0 the failure would otherwise
      * come at cudaStreamCreate, as PLEAT_ERROR_DEVICE. */
     device_scope scope(device);
     cudaDeviceProp prop;
-    if (!scope.ok || cudaFree(0) != cudaSuccess ||
-        cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
-        cudaGetLastError();
+    if (!scope.ok || !ok(cudaFree(0)) || !ok(cudaGetDeviceProperties(&prop, device)))
         return PLEAT_ERROR_BACKEND_UNAVAILABLE;
-    }
     pleat_cuda *cu = new (std::nothrow) pleat_cuda();
     if (!cu)
         return PLEAT_ERROR_OUT_OF_MEMORY;
     cu->device = device;
     cu->host_moved.pinned = true;
-    if (cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking) != cudaSuccess ||
-        cudaEventCreateWithFlags(&cu->done, cudaEventDisableTiming) != cudaSuccess ||
-        cudaMallocHost((void **)&cu->host, sizeof *cu->host) != cudaSuccess) {
+    cudaError_t e = cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking);
+    if (e == cudaSuccess)
+        e = cudaEventCreateWithFlags(&cu->done, cudaEventDisableTiming);
+    if (e == cudaSuccess)
+        e = cudaMallocHost((void **)&cu->host, sizeof *cu->host);
+    if (e != cudaSuccess) {
         cuda_destroy(cu);
-        return PLEAT_ERROR_DEVICE;
+        return status_of(e);
     }
     cu->last_stream = cu->stream;
     snprintf(describe, describe_size, "cuda %s (device %d)", prop.name, device);

@@ -252,12 +252,13 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * captures in that mode, make none.
  *
  * CUDA errors: pleat returns its own through the status and leaves none of
- * them in cudaGetLastError(). An error the application left there (unread
- * by cudaGetLastError()) stays the application's: a call on a CUDA context
- * (device or host pointers, or pleat_find_pairs) that finds one returns
- * PLEAT_ERROR_DEVICE at once, queues and writes nothing, and leaves the
- * error in place. (CUB, which sorts the keys, reads that error after its
- * launches, so pleat cannot run under it without taking it.)
+ * them in cudaGetLastError(). An error the application left there (not yet
+ * read by cudaGetLastError()) stays the application's: on a CUDA context,
+ * pleat_self_collide(), pleat_find_pairs(), this function and
+ * pleat_context_device_status() return PLEAT_ERROR_DEVICE at once when
+ * they find one, queue and write nothing, and leave the error in place.
+ * (CUB, which sorts the keys, takes that error at every step it checks
+ * and returns it as its own, so pleat cannot run under it.)
  */
 PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_particles,
                                                  uint32_t count, const pleat_params *params,

@@ -172,10 +172,10 @@ static void bad_inputs(pleat_context *gpu)
 }
 
 /* An error the application left in cudaGetLastError() is its own: calls
- * (device and host pointers) are refused with PLEAT_ERROR_DEVICE, write
- * nothing, and leave the error for the application to read, neither taken
- * nor replaced. Once it is cleared the same calls run and, having
- * succeeded, leave no error behind. */
+ * (device and host pointers, pair counts, the device status) are refused
+ * with PLEAT_ERROR_DEVICE, write nothing, and leave the error for the
+ * application to read, neither taken nor replaced. Once it is cleared the
+ * same calls run and, having succeeded, leave no error behind. */
 static void pending_error(pleat_context *gpu)
 {
     const char *name = "pending app error";
@@ -194,6 +194,11 @@ static void pending_error(pleat_context *gpu)
     expect(pleat_self_collide(gpu, host, 2, &p, NULL) == PLEAT_ERROR_DEVICE, "host call not refused",
            name);
     expect(memcmp(host, pts, sizeof pts) == 0, "host array changed", name);
+    size_t found = 7;
+    expect(pleat_find_pairs(gpu, pts, 2, &p, NULL, 0, &found) == PLEAT_ERROR_DEVICE && found == 7,
+           "pair count not refused", name);
+    expect(pleat_context_device_status(gpu) == PLEAT_ERROR_DEVICE, "device status not refused",
+           name);
     expect(cudaGetLastError() == made, "the application's error was taken or replaced", name);
     float *back = from_device(d, 8);
     expect(memcmp(back, pts, sizeof pts) == 0, "device buffer changed", name);
@@ -202,6 +207,9 @@ static void pending_error(pleat_context *gpu)
     expect(pleat_self_collide_device(gpu, d, 2, &p, NULL, &st) == PLEAT_OK && st.pairs == 1,
            "device call once cleared", name);
     expect(pleat_self_collide(gpu, host, 2, &p, NULL) == PLEAT_OK, "host call once cleared", name);
+    expect(pleat_find_pairs(gpu, pts, 2, &p, NULL, 0, &found) == PLEAT_OK && found == 1,
+           "pair count once cleared", name);
+    expect(pleat_context_device_status(gpu) == PLEAT_OK, "device status once cleared", name);
     expect(cudaPeekAtLastError() == cudaSuccess, "a call that succeeded left an error", name);
     printf("%-24s %s\n", name, "done");
     cudaFree(d);
