@@ -19,7 +19,7 @@ void PLEAT_KERNEL(apply_task)(void *arg, uint32_t part)
     uint32_t end = pleat_part_begin(f, part + 1);
     for (uint32_t s = pleat_part_begin(f, part); s < end; ++s) {
         /* key order jumps around the caller's array: fetch ahead */
-        if (s + AHEAD < f->m)
+        if (f->m - s > AHEAD) /* s + AHEAD could wrap */
             __builtin_prefetch(f->out + 4 * (size_t)f->order[s + AHEAD], 1);
         int64_t sx = f->acc_xy[2 * (size_t)s], sy = f->acc_xy[2 * (size_t)s + 1], sz = f->acc_z[s];
         if ((sx | sy | sz) == 0)

@@ -25,7 +25,7 @@ static void gather_task(void *arg, uint32_t chunk)
     int64_t *acc_z = f->acc_z, *restrict acc_xy = f->acc_xy;
     uint32_t end = pleat_chunk_end(chunk, f->m);
     for (uint32_t s = pleat_chunk_begin(chunk); s < end; ++s) {
-        if (s + AHEAD < end) { /* not past the chunk: the next one's thread zeroes it */
+        if (end - s > AHEAD) { /* not past the chunk: the next one's thread zeroes it */
             size_t ahead = (uint32_t)packed[s + AHEAD];
             __builtin_prefetch(particles + 4 * ahead);
             if (rest_sorted)

@@ -9,12 +9,13 @@
 #include <math.h>
 #include <string.h>
 
-/* The particles of slots s, s + 1, ... as component vectors, and their rest
- * positions too when `r` is given (each slot's particle number found once);
- * returns the particle numbers. */
+/* The particles of slots s, s + 1, ... (s < end) as component vectors, and
+ * their rest positions too when `r` is given (each slot's particle number
+ * found once); returns the particle numbers. Slots are compared as end - s:
+ * s + W can pass 2^32 when m is within W of it. */
 static inline vu load_slots(const pleat_frame *f, uint32_t s, uint32_t end, vf p[4], vf r[4])
 {
-    if (!f->indices && s + PLEAT_W <= end) { /* consecutive: no address per lane */
+    if (!f->indices && end - s >= PLEAT_W) { /* consecutive: no address per lane */
         vf_load4(f->particles + 4 * (size_t)s, p);
         if (r)
             vf_load4(f->rest + 4 * (size_t)s, r);
@@ -22,7 +23,7 @@ static inline vu load_slots(const pleat_frame *f, uint32_t s, uint32_t end, vf p
     }
     uint32_t idx[PLEAT_W];
     for (uint32_t l = 0; l < PLEAT_W; ++l)
-        idx[l] = pleat_frame_particle(f, s + l < end ? s + l : end - 1);
+        idx[l] = pleat_frame_particle(f, l < end - s ? s + l : end - 1);
     vf_gather4(f->particles, idx, p);
     if (r)
         vf_gather4(f->rest, idx, r);
@@ -46,9 +47,9 @@ void PLEAT_KERNEL(bounds_task)(void *arg, uint32_t chunk)
     vu finite = finite_lanes(vf_set1(0.0f));
     unsigned negative = 0;
     uint32_t end = pleat_chunk_end(chunk, f->m);
-    for (uint32_t s = pleat_chunk_begin(chunk); s < end; s += PLEAT_W) {
+    for (size_t s = pleat_chunk_begin(chunk); s < end; s += PLEAT_W) { /* wide: cannot wrap */
         vf p[4], r[4];
-        load_slots(f, s, end, p, f->rest ? r : NULL);
+        load_slots(f, (uint32_t)s, end, p, f->rest ? r : NULL);
         for (int c = 0; c < 4; ++c)
             finite = vu_and(finite, finite_lanes(p[c]));
         negative |= vf_lt_mask(p[3], vf_set1(0.0f));
@@ -91,14 +92,14 @@ void PLEAT_KERNEL(keys_task)(void *arg, uint32_t chunk)
     const float hash_size = (float)(PLEAT_HASH_CELLS + 1u);
     const float sweep_size = (float)(PLEAT_SWEEP_CELLS + 1u);
     uint32_t end = pleat_chunk_end(chunk, f->m);
-    for (uint32_t s = pleat_chunk_begin(chunk); s < end; s += PLEAT_W) {
+    for (size_t s = pleat_chunk_begin(chunk); s < end; s += PLEAT_W) { /* wide: cannot wrap */
         vf p[4];
-        vu idx = load_slots(f, s, end, p, NULL);
+        vu idx = load_slots(f, (uint32_t)s, end, p, NULL);
         vu sweep = grid_cells(p[g->sweep], g->lower[g->sweep], g->scale[g->sweep], sweep_size);
         vu h0 = grid_cells(p[g->hash0], g->lower[g->hash0], g->scale[g->hash0], hash_size);
         vu h1 = grid_cells(p[g->hash1], g->lower[g->hash1], g->scale[g->hash1], hash_size);
         vu key = vu_or(vu_or(sweep, vu_sll(h0, 16)), vu_sll(h1, 24));
-        if (s + PLEAT_W <= end) {
+        if (end - s >= PLEAT_W) {
             vu_store_u64(f->packed + s, idx, key);
         } else { /* the lanes past the chunk are not stored */
             uint64_t packed[PLEAT_W];

@@ -9,6 +9,8 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include "core/alloc.h"
 #include "core/buffer.h"
+#include "cpu/cpu.h"
+#include "cpu/isa.h"
 #include "hardening.h"
 
 #include <criterion/criterion.h>
@@ -27,6 +29,78 @@ static float *huge_particles(size_t *bytes)
     if (p == MAP_FAILED)
         cr_skip_test("cannot reserve 64 GiB of address space here");
     return p;
+}
+
+/* `bytes` reserved but not backed, ending exactly at an inaccessible page:
+ * an access past the end faults. */
+static void *huge_guarded(size_t bytes, size_t *mapped)
+{
+    size_t page = 4096, span = (bytes + page - 1) / page * page;
+    *mapped = span + page;
+    unsigned char *base = mmap(NULL, *mapped, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED)
+        cr_skip_test("cannot reserve %zu bytes of address space here", bytes);
+    cr_assert(mprotect(base + span, page, PROT_NONE) == 0);
+    return base + span - bytes;
+}
+
+static void huge_release(void *p, size_t bytes, size_t mapped)
+{
+    size_t page = 4096, span = (bytes + page - 1) / page * page;
+    munmap((unsigned char *)p + bytes - span, mapped);
+}
+
+/* The stage-1 kernels of every CPU variant on the last chunk of a call with
+ * 2^32 - 1 slots, whose last vector step is where s + W passes 2^32 (the
+ * whole call cannot be made here: its scratch is about 200 GiB). The
+ * caller's array and the keys end at inaccessible pages, so a step past
+ * either faults; the chunk's box must be its own particles' (a loop that
+ * wrapped around would go on from slot 0, whose x is 0), and its keys carry
+ * exactly its slots' particle numbers. */
+Test(limits, the_last_chunk_of_the_largest_count, .timeout = 120)
+{
+    uint32_t chunk = pleat_chunks(MAX_COUNT) - 1, begin = pleat_chunk_begin(chunk);
+    size_t pbytes = 16 * (size_t)MAX_COUNT, kbytes = 8 * (size_t)MAX_COUNT, pmapped, kmapped;
+    float *p = huge_guarded(pbytes, &pmapped);
+    uint64_t *packed = huge_guarded(kbytes, &kmapped);
+    for (uint32_t s = begin; s < MAX_COUNT; ++s) {
+        float *q = p + 4 * (size_t)s;
+        q[0] = 1000.0f + (float)(s - begin);
+        q[1] = q[2] = 0.0f;
+        q[3] = 1.0f;
+    }
+    pleat_chunk *chunks = calloc((size_t)chunk + 1, sizeof *chunks);
+    cr_assert(chunks);
+    int tried = 0;
+    for (const char *const *isa = hz_isas; *isa; ++isa) {
+        if (!pleat_isa_available(*isa))
+            continue;
+        const pleat_kernels *k = NULL;
+        setenv("PLEAT_CPU_ISA", *isa, 1);
+        pleat_status st = pleat_isa_select(&k);
+        unsetenv("PLEAT_CPU_ISA");
+        cr_assert_eq(st, PLEAT_OK, "%s", *isa);
+        pleat_frame f;
+        memset(&f, 0, sizeof f);
+        f.particles = p;
+        f.count = f.m = MAX_COUNT;
+        f.chunks = chunks;
+        f.packed = packed;
+        k->bounds(&f, chunk);
+        const pleat_chunk *c = &chunks[chunk];
+        cr_assert(c->lower[0] == 1000.0f && c->upper[0] == 1000.0f + (float)(MAX_COUNT - 1 - begin),
+                  "%s: box x [%g, %g]", *isa, c->lower[0], c->upper[0]);
+        cr_assert(!c->nonfinite && !c->negative_mass, "%s", *isa);
+        k->keys(&f, chunk);
+        for (uint32_t s = begin; s < MAX_COUNT; ++s)
+            cr_assert_eq((uint32_t)packed[s], s, "%s: slot %u", *isa, s);
+        ++tried;
+    }
+    cr_assert(tried >= 1);
+    free(chunks);
+    huge_release(packed, kbytes, kmapped);
+    huge_release(p, pbytes, pmapped);
 }
 
 Test(limits, buffer_size_overflow_is_out_of_memory)
