@@ -40,7 +40,9 @@ static pleat_status run(pleat_context *ctx, pleat_job *job)
     if (!pleat_context_acquire(ctx))
         return PLEAT_ERROR_INVALID_ARGUMENT; /* in use by a concurrent call (pleat.h) */
     pleat_status s = ctx->ops->run(ctx->impl, job);
-    if (s == PLEAT_OK)
+    if (s == PLEAT_OK && job->kind == PLEAT_JOB_COUNT_PAIRS && job->capacity > 0)
+        s = PLEAT_ERROR_CAPACITY; /* find_pairs: room for pairs, but no array to hold them */
+    if (s == PLEAT_OK) /* the timings are those of the last call that succeeded */
         ctx->timings = job->timings;
     pleat_context_release(ctx);
     return s;
@@ -73,8 +75,6 @@ pleat_status pleat_find_pairs(pleat_context *ctx, const float *particles, uint32
     job.pairs = pairs;
     job.capacity = capacity;
     s = run(ctx, &job);
-    if (s == PLEAT_OK && !pairs && capacity > 0)
-        s = PLEAT_ERROR_CAPACITY; /* no array to hold the pairs */
     if (s == PLEAT_OK || s == PLEAT_ERROR_CAPACITY)
         *num_pairs = job.num_pairs;
     return s;

@@ -172,6 +172,22 @@ Test(api, stage_timings)
     cr_assert_eq(pleat_context_timings(prof, &t), PLEAT_OK);
     cr_assert(t.bounds_keys_ms > 0 && t.sort_ms > 0 && t.sweep_ms > 0 && t.apply_ms > 0,
               "%g %g %g %g", t.bounds_keys_ms, t.sort_ms, t.sweep_ms, t.apply_ms);
+    /* calls that fail, after running their stages or not, keep the last
+     * successful call's timings */
+    size_t total = 0;
+    uint32_t one[2];
+    cr_assert_eq(pleat_find_pairs(prof, pts, N, &p, NULL, 0, &total), PLEAT_OK);
+    cr_assert_eq(pleat_context_timings(prof, &t), PLEAT_OK);
+    for (int k = 0; k < 2; ++k) {
+        size_t num = 0;
+        cr_assert_eq(pleat_find_pairs(prof, pts, N, &p, k ? one : NULL, 1, &num),
+                     PLEAT_ERROR_CAPACITY);
+        cr_assert_eq(num, total);
+        pleat_timings after;
+        cr_assert_eq(pleat_context_timings(prof, &after), PLEAT_OK);
+        cr_assert(memcmp(&after, &t, sizeof t) == 0, "timings of a failed call (%s)",
+                  k ? "array too small" : "no array");
+    }
     free(pts);
     pleat_context_destroy(prof);
     pleat_context_destroy(plain);
