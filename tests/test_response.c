@@ -136,6 +136,40 @@ Test(response, full_stiffness_pair_ends_at_distance)
     pleat_context_destroy(ctx);
 }
 
+/* Where every operation of the response is exact, so is the result: pairs
+ * (0, 0, 0) and (0.5, 0, 0) with d = 0.75 - 2^-24, w_i = 2^-6 and
+ * w_j = 1 - 2^-6 - 2^-23 (so w_i + w_j + FLT_EPSILON is exactly 1) give
+ * Delta = (0.5 - d) exactly, and x_i moves by 2^-6 Delta = -2^-8 + 2^-30.
+ * Its last bit is the quantum of a distance in [0.5, 1), 2^-30: any coarser
+ * fixed point truncates it (x_j's product is rounded, so it is checked to
+ * an ulp of the exact value). 20 pairs, 3 apart, fill several lanes and
+ * batches. */
+Test(response, exact_arithmetic_gives_the_exact_result)
+{
+    pleat_context *ctx = cpu_context(1);
+    const float d = 0.75f - 0x1p-24f, wi = 0x1p-6f, wj = 1.0f - 0x1p-6f - 0x1p-23f;
+    enum { PAIRS = 20 };
+    float pts[PAIRS * 8];
+    for (int k = 0; k < PAIRS; ++k) {
+        const float pair[8] = {0.0f, 3.0f * (float)k, 0.0f, wi, 0.5f, 3.0f * (float)k, 0.0f, wj};
+        memcpy(pts + 8 * k, pair, sizeof pair);
+    }
+    pleat_params p = pleat_default_params();
+    p.distance = d;
+    pleat_stats st;
+    cr_assert_eq(pleat_self_collide(ctx, pts, 2 * PAIRS, &p, &st), PLEAT_OK);
+    cr_assert_eq(st.pairs, PAIRS);
+    const double delta = 0.5 - (double)d, xj = 0.5 - (double)wj * delta;
+    for (int k = 0; k < PAIRS; ++k) {
+        const float *a = pts + 8 * k, *b = a + 4;
+        cr_assert(a[0] == -0x1p-8f + 0x1p-30f, "pair %d: x_i %a", k, (double)a[0]);
+        cr_assert(fabs((double)b[0] - xj) <= 0x1p-24, "pair %d: x_j %a vs %a", k, (double)b[0],
+                  xj);
+        cr_assert(a[1] == 3.0f * (float)k && b[1] == a[1] && a[2] == 0.0f && b[2] == 0.0f);
+    }
+    pleat_context_destroy(ctx);
+}
+
 Test(response, pinned_particles_never_move)
 {
     pleat_context *ctx = cpu_context(1);
