@@ -1,6 +1,8 @@
-/* The two entry points: check pointers and params, then hand the job to the
- * context's backend, which checks the particle data before it writes. */
+/* The entry points: check pointers and params, then hand the job to the
+ * context's backend, which checks the particle data before it writes. Each
+ * runs in the default floating-point environment (core/fp.h). */
 #include "context.h"
+#include "fp.h"
 
 #include <float.h>
 #include <math.h>
@@ -48,8 +50,8 @@ static pleat_status run(pleat_context *ctx, pleat_job *job)
     return s;
 }
 
-pleat_status pleat_self_collide(pleat_context *ctx, float *particles, uint32_t count,
-                                const pleat_params *params, pleat_stats *stats)
+static pleat_status self_collide(pleat_context *ctx, float *particles, uint32_t count,
+                                 const pleat_params *params, pleat_stats *stats)
 {
     pleat_status s = check_call(ctx, particles, count, params);
     if (s != PLEAT_OK)
@@ -61,9 +63,9 @@ pleat_status pleat_self_collide(pleat_context *ctx, float *particles, uint32_t c
     return s;
 }
 
-pleat_status pleat_find_pairs(pleat_context *ctx, const float *particles, uint32_t count,
-                              const pleat_params *params, uint32_t *pairs, size_t capacity,
-                              size_t *num_pairs)
+static pleat_status find_pairs(pleat_context *ctx, const float *particles, uint32_t count,
+                               const pleat_params *params, uint32_t *pairs, size_t capacity,
+                               size_t *num_pairs)
 {
     pleat_status s = check_call(ctx, particles, count, params);
     if (s == PLEAT_OK && !num_pairs)
@@ -80,9 +82,9 @@ pleat_status pleat_find_pairs(pleat_context *ctx, const float *particles, uint32
     return s;
 }
 
-pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_particles, uint32_t count,
-                                       const pleat_params *params, void *stream,
-                                       pleat_stats *stats)
+static pleat_status self_collide_device(pleat_context *ctx, float *d_particles, uint32_t count,
+                                        const pleat_params *params, void *stream,
+                                        pleat_stats *stats)
 {
     pleat_status s = check_call(ctx, d_particles, count, params);
     if (s != PLEAT_OK)
@@ -97,6 +99,38 @@ pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_particles, u
     if (s == PLEAT_OK)
         ctx->timings = t;
     pleat_context_release(ctx);
+    return s;
+}
+
+pleat_status pleat_self_collide(pleat_context *ctx, float *particles, uint32_t count,
+                                const pleat_params *params, pleat_stats *stats)
+{
+    fenv_t env;
+    pleat_fp_enter(&env);
+    pleat_status s = self_collide(ctx, particles, count, params, stats);
+    pleat_fp_leave(&env);
+    return s;
+}
+
+pleat_status pleat_find_pairs(pleat_context *ctx, const float *particles, uint32_t count,
+                              const pleat_params *params, uint32_t *pairs, size_t capacity,
+                              size_t *num_pairs)
+{
+    fenv_t env;
+    pleat_fp_enter(&env);
+    pleat_status s = find_pairs(ctx, particles, count, params, pairs, capacity, num_pairs);
+    pleat_fp_leave(&env);
+    return s;
+}
+
+pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_particles, uint32_t count,
+                                       const pleat_params *params, void *stream,
+                                       pleat_stats *stats)
+{
+    fenv_t env;
+    pleat_fp_enter(&env);
+    pleat_status s = self_collide_device(ctx, d_particles, count, params, stream, stats);
+    pleat_fp_leave(&env);
     return s;
 }
 

@@ -13,6 +13,7 @@
 #include "pool.h"
 #include "core/alloc.h"
 #include "core/clock.h"
+#include "core/fp.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -91,6 +92,9 @@ static void *worker_main(void *p)
 {
     pleat_pool *pool = p;
     unsigned long seen = 0;
+    /* a new thread copies its creator's floating-point environment: tasks
+     * run in the default one, as the calling thread's (core/fp.h) */
+    pleat_fp_default();
     for (;;) {
         if (!spin_until(pool, woken, seen)) {
             pthread_mutex_lock(&pool->lock);

@@ -30,7 +30,11 @@
  *   pleat_status_string, pleat_default_*) and pleat_context_backend() /
  *   pleat_context_describe() are thread-safe.
  * - Results are identical bit for bit whatever the backend, the CPU
- *   instruction set, the thread count or the run.
+ *   instruction set, the thread count or the run, and whatever the caller's
+ *   floating-point environment: pleat_self_collide(), pleat_find_pairs()
+ *   and pleat_self_collide_device() compute in the default one (round to
+ *   nearest, no flush-to-zero or denormals-are-zero, exceptions masked) and
+ *   give the caller's back, exception flags included, when they return.
  *
  * C99 and C++ compatible.
  */

@@ -4,8 +4,13 @@
 #include "support.h"
 
 #include <criterion/criterion.h>
+#include <fenv.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#define FTZ_DAZ 0x8040u /* MXCSR: flush-to-zero, denormals-are-zero */
+#endif
 
 static const int thread_counts[] = {1, 2, 3, 8};
 #define NUM_COUNTS (sizeof thread_counts / sizeof thread_counts[0])
@@ -106,4 +111,80 @@ Test(determinism, index_order_does_not_matter)
     free(subset);
     pleat_context_destroy(ctx);
     scene_free(&s);
+}
+
+/* The caller's floating-point environment: a rounding mode other than to
+ * nearest, or (x86) flush-to-zero with denormals-are-zero, set before the
+ * context is made (so its workers start in it too) and left on during the
+ * call. The bits must be those of the default environment, and the
+ * caller's environment must still be in force afterwards. A cloud whose y
+ * and z are about 1e-38 has subnormal differences, which FTZ/DAZ would
+ * flush; any rounding mode changes the corrections of any scene. */
+static void set_mode(int mode)
+{
+    if (mode < 3) {
+        const int modes[] = {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO};
+        cr_assert_eq(fesetround(modes[mode]), 0);
+    }
+#ifdef FTZ_DAZ
+    else
+        _mm_setcsr(_mm_getcsr() | FTZ_DAZ);
+#endif
+}
+
+static int mode_in_force(int mode)
+{
+    const int modes[] = {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO};
+#ifdef FTZ_DAZ
+    if (mode == 3)
+        return (_mm_getcsr() & FTZ_DAZ) == FTZ_DAZ;
+#endif
+    return fegetround() == modes[mode];
+}
+
+Test(determinism, the_callers_floating_point_environment_does_not_matter)
+{
+#ifdef FTZ_DAZ
+    const int num_modes = 4;
+#else
+    const int num_modes = 3;
+#endif
+    uint64_t rng = 5;
+    scene tiny = scene_make(SCENE_CLOUD, 20000, 0, pleat_scene_random(&rng));
+    for (uint32_t i = 0; i < tiny.count; ++i) { /* x over about [0, 1), y and z subnormal */
+        tiny.particles[4 * (size_t)i] *= 1.0f / 32.0f;
+        tiny.particles[4 * (size_t)i + 1] *= 1e-41f;
+        tiny.particles[4 * (size_t)i + 2] *= 1e-41f;
+    }
+    tiny.distance = 1e-3f; /* about 40 neighbours along x */
+    scene cloth = scene_make(SCENE_FOLDED, 20000, 1, pleat_scene_random(&rng));
+    const scene *scenes[] = {&tiny, &cloth};
+    for (int k = 0; k < 2; ++k) {
+        const scene *s = scenes[k];
+        pleat_params p = pleat_default_params();
+        p.distance = s->distance;
+        p.stiffness = 0.7f;
+        p.rest_positions = s->rest;
+        pleat_context *plain = cpu_context(1);
+        uint64_t want_c, want_p;
+        run(plain, s, &p, 1, &want_c, &want_p);
+        pleat_context_destroy(plain);
+        for (int mode = 0; mode < num_modes; ++mode) {
+            for (int threads = 1; threads <= 2; ++threads) {
+                set_mode(mode);
+                pleat_context *ctx = cpu_context(threads);
+                uint64_t got_c, got_p;
+                run(ctx, s, &p, 1, &got_c, &got_p);
+                int kept = mode_in_force(mode);
+                fesetenv(FE_DFL_ENV);
+                pleat_context_destroy(ctx);
+                cr_assert(kept, "scene %d, mode %d: the caller's environment was changed", k, mode);
+                cr_assert(got_c == want_c && got_p == want_p,
+                          "scene %d, mode %d, %d threads: other bits than the default environment's",
+                          k, mode, threads);
+            }
+        }
+    }
+    scene_free(&cloth);
+    scene_free(&tiny);
 }
