@@ -58,7 +58,7 @@ static void huge_release(void *p, size_t bytes, size_t mapped)
  * either faults; the chunk's box must be its own particles' (a loop that
  * wrapped around would go on from slot 0, whose x is 0), and its keys carry
  * exactly its slots' particle numbers. */
-Test(limits, the_last_chunk_of_the_largest_count, .timeout = 120)
+Test(limits, the_last_chunk_of_the_largest_count)
 {
     uint32_t chunk = pleat_chunks(MAX_COUNT) - 1, begin = pleat_chunk_begin(chunk);
     size_t pbytes = 16 * (size_t)MAX_COUNT, kbytes = 8 * (size_t)MAX_COUNT, pmapped, kmapped;
@@ -93,8 +93,10 @@ Test(limits, the_last_chunk_of_the_largest_count, .timeout = 120)
                   "%s: box x [%g, %g]", *isa, c->lower[0], c->upper[0]);
         cr_assert(!c->nonfinite && !c->negative_mass, "%s", *isa);
         k->keys(&f, chunk);
+        uint32_t wrong = 0;
         for (uint32_t s = begin; s < MAX_COUNT; ++s)
-            cr_assert_eq((uint32_t)packed[s], s, "%s: slot %u", *isa, s);
+            wrong += (uint32_t)packed[s] != s;
+        cr_assert_eq(wrong, 0, "%s: %u slots with another particle number", *isa, wrong);
         ++tried;
     }
     cr_assert(tried >= 1);
