@@ -1,4 +1,4 @@
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include "hardening.h"
 
 #include <criterion/criterion.h>
@@ -65,18 +65,26 @@ static size_t data_pages(size_t bytes)
     return (bytes + page - 1) / page + 1; /* at least one, even for 0 bytes */
 }
 
-void *hz_guard_alloc(size_t bytes, int front)
+void *hz_guard_reserve(size_t bytes, int front)
 {
     size_t page = page_size(), pages = data_pages(bytes);
-    unsigned char *base =
-        mmap(NULL, (pages + 1) * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    cr_assert(base != MAP_FAILED);
+    unsigned char *base = mmap(NULL, (pages + 1) * page, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED)
+        return NULL;
     if (front) {
         cr_assert(mprotect(base, page, PROT_NONE) == 0);
         return base + page;
     }
     cr_assert(mprotect(base + pages * page, page, PROT_NONE) == 0);
     return base + pages * page - bytes;
+}
+
+void *hz_guard_alloc(size_t bytes, int front)
+{
+    void *p = hz_guard_reserve(bytes, front);
+    cr_assert(p);
+    return p;
 }
 
 void hz_guard_free(void *p, size_t bytes, int front)

@@ -38,6 +38,10 @@ extern const char *const hz_isas[];
  * (front = 0) or starts right after one (front = 1): any access past the end
  * (before the start) faults. Release with hz_guard_free. */
 void *hz_guard_alloc(size_t bytes, int front);
+/* The same, but NULL when the address space cannot be had: pages are backed
+ * only once touched, so a huge buffer of which a little is used costs that
+ * little. */
+void *hz_guard_reserve(size_t bytes, int front);
 void hz_guard_free(void *p, size_t bytes, int front);
 
 #endif

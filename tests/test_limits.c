@@ -33,22 +33,12 @@ static float *huge_particles(size_t *bytes)
 
 /* `bytes` reserved but not backed, ending exactly at an inaccessible page:
  * an access past the end faults. */
-static void *huge_guarded(size_t bytes, size_t *mapped)
+static void *huge_guarded(size_t bytes)
 {
-    size_t page = 4096, span = (bytes + page - 1) / page * page;
-    *mapped = span + page;
-    unsigned char *base = mmap(NULL, *mapped, PROT_READ | PROT_WRITE,
-                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (base == MAP_FAILED)
+    void *p = hz_guard_reserve(bytes, 0);
+    if (!p)
         cr_skip_test("cannot reserve %zu bytes of address space here", bytes);
-    cr_assert(mprotect(base + span, page, PROT_NONE) == 0);
-    return base + span - bytes;
-}
-
-static void huge_release(void *p, size_t bytes, size_t mapped)
-{
-    size_t page = 4096, span = (bytes + page - 1) / page * page;
-    munmap((unsigned char *)p + bytes - span, mapped);
+    return p;
 }
 
 /* The stage-1 kernels of every CPU variant on the last chunk of a call with
@@ -61,9 +51,9 @@ static void huge_release(void *p, size_t bytes, size_t mapped)
 Test(limits, the_last_chunk_of_the_largest_count)
 {
     uint32_t chunk = pleat_chunks(MAX_COUNT) - 1, begin = pleat_chunk_begin(chunk);
-    size_t pbytes = 16 * (size_t)MAX_COUNT, kbytes = 8 * (size_t)MAX_COUNT, pmapped, kmapped;
-    float *p = huge_guarded(pbytes, &pmapped);
-    uint64_t *packed = huge_guarded(kbytes, &kmapped);
+    size_t pbytes = 16 * (size_t)MAX_COUNT, kbytes = 8 * (size_t)MAX_COUNT;
+    float *p = huge_guarded(pbytes);
+    uint64_t *packed = huge_guarded(kbytes);
     for (uint32_t s = begin; s < MAX_COUNT; ++s) {
         float *q = p + 4 * (size_t)s;
         q[0] = 1000.0f + (float)(s - begin);
@@ -101,8 +91,8 @@ Test(limits, the_last_chunk_of_the_largest_count)
     }
     cr_assert(tried >= 1);
     free(chunks);
-    huge_release(packed, kbytes, kmapped);
-    huge_release(p, pbytes, pmapped);
+    hz_guard_free(packed, kbytes, 0);
+    hz_guard_free(p, pbytes, 0);
 }
 
 Test(limits, buffer_size_overflow_is_out_of_memory)
