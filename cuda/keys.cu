@@ -25,9 +25,42 @@ __device__ static bool finite(float v)
     return v - v == 0.0f; /* NaN and Inf give NaN */
 }
 
-__global__ void bounds_kernel(pleat_cuda_frame f)
+/* Min and max of l and h over the block's threads, left in thread 0's l, h.
+ * Exact, so the order of the reduction does not matter. */
+__device__ static void block_box(float l[3], float h[3])
 {
     __shared__ float lo[3][PLEAT_CUDA_BLOCK], hi[3][PLEAT_CUDA_BLOCK];
+    for (int a = 0; a < 3; ++a) {
+        lo[a][threadIdx.x] = l[a];
+        hi[a][threadIdx.x] = h[a];
+    }
+    __syncthreads();
+    for (int stride = PLEAT_CUDA_BLOCK / 2; stride > 0; stride /= 2) {
+        if (threadIdx.x < stride) {
+            for (int a = 0; a < 3; ++a) {
+                float ol = lo[a][threadIdx.x + stride], oh = hi[a][threadIdx.x + stride];
+                lo[a][threadIdx.x] = ol < lo[a][threadIdx.x] ? ol : lo[a][threadIdx.x];
+                hi[a][threadIdx.x] = oh > hi[a][threadIdx.x] ? oh : hi[a][threadIdx.x];
+            }
+        }
+        __syncthreads();
+    }
+    for (int a = 0; a < 3; ++a) {
+        l[a] = lo[a][0];
+        h[a] = hi[a][0];
+    }
+}
+
+__device__ static void widen(float l[3], float h[3], const float lv[3], const float hv[3])
+{
+    for (int a = 0; a < 3; ++a) {
+        l[a] = lv[a] < l[a] ? lv[a] : l[a];
+        h[a] = hv[a] > h[a] ? hv[a] : h[a];
+    }
+}
+
+__global__ void bounds_kernel(pleat_cuda_frame f)
+{
     float l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
     unsigned flags = 0;
     /* 64-bit: a stride past the last slot must not wrap */
@@ -48,49 +81,28 @@ __global__ void bounds_kernel(pleat_cuda_frame f)
             if (!finite(r[0]) || !finite(r[1]) || !finite(r[2]))
                 flags |= PLEAT_FLAG_NONFINITE;
         }
-        for (int a = 0; a < 3; ++a) {
-            l[a] = v[a] < l[a] ? v[a] : l[a];
-            h[a] = v[a] > h[a] ? v[a] : h[a];
-        }
+        widen(l, h, v, v);
     }
     if (flags)
         atomicOr(&f.counters->flags, flags);
-    for (int a = 0; a < 3; ++a) {
-        lo[a][threadIdx.x] = l[a];
-        hi[a][threadIdx.x] = h[a];
-    }
-    __syncthreads();
-    for (int stride = PLEAT_CUDA_BLOCK / 2; stride > 0; stride /= 2) {
-        if (threadIdx.x < stride) {
-            for (int a = 0; a < 3; ++a) {
-                float ol = lo[a][threadIdx.x + stride], oh = hi[a][threadIdx.x + stride];
-                lo[a][threadIdx.x] = ol < lo[a][threadIdx.x] ? ol : lo[a][threadIdx.x];
-                hi[a][threadIdx.x] = oh > hi[a][threadIdx.x] ? oh : hi[a][threadIdx.x];
-            }
-        }
-        __syncthreads();
-    }
+    block_box(l, h);
     if (threadIdx.x == 0) {
         for (int a = 0; a < 3; ++a) {
-            f.block_bounds[6 * blockIdx.x + a] = lo[a][0];
-            f.block_bounds[6 * blockIdx.x + 3 + a] = hi[a][0];
+            f.block_bounds[6 * blockIdx.x + a] = l[a];
+            f.block_bounds[6 * blockIdx.x + 3 + a] = h[a];
         }
     }
 }
 
-/* One thread: the box of every block, then the grid (core/grid.h). */
+/* One block: the box of every bounds block, then the grid (core/grid.h). */
 __global__ void setup_kernel(pleat_cuda_frame f, unsigned blocks)
 {
-    float lower[3] = {INFINITY, INFINITY, INFINITY}, upper[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (unsigned b = 0; b < blocks; ++b) {
-        for (int a = 0; a < 3; ++a) {
-            float l = f.block_bounds[6 * b + a], h = f.block_bounds[6 * b + 3 + a];
-            lower[a] = l < lower[a] ? l : lower[a];
-            upper[a] = h > upper[a] ? h : upper[a];
-        }
-    }
-    if (f.counters->flags == 0)
-        *f.grid = pleat_grid_setup(lower, upper, f.consts.distance);
+    float l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (unsigned b = threadIdx.x; b < blocks; b += blockDim.x)
+        widen(l, h, f.block_bounds + 6 * b, f.block_bounds + 6 * b + 3);
+    block_box(l, h);
+    if (threadIdx.x == 0 && f.counters->flags == 0)
+        *f.grid = pleat_grid_setup(l, h, f.consts.distance);
 }
 
 __global__ void keys_kernel(pleat_cuda_frame f)
@@ -118,7 +130,7 @@ cudaError_t pleat_cuda_check_and_keys(const pleat_cuda_frame &f, cudaStream_t st
     if (e == cudaSuccess)
         e = pleat_cuda_launch(bounds_kernel, blocks, PLEAT_CUDA_BLOCK, stream, f);
     if (e == cudaSuccess)
-        e = pleat_cuda_launch(setup_kernel, 1, 1, stream, f, blocks);
+        e = pleat_cuda_launch(setup_kernel, 1, PLEAT_CUDA_BLOCK, stream, f, blocks);
     if (e == cudaSuccess)
         e = pleat_cuda_launch(keys_kernel, per_slot, PLEAT_CUDA_BLOCK, stream, f);
     return e;
