@@ -37,7 +37,7 @@ typedef struct pleat_cuda {
     /* counters: host-pointer calls; device_counters: device-pointer calls,
      * kept apart so pleat_context_device_status() reads the last device call */
     device_buffer counters, device_counters;
-    device_buffer grid, bounds, seen, keys, order, keys_in, order_in, pos, rest, acc;
+    device_buffer grid, bounds, seen, keys, order, keys_in, order_in, cols, pos, rest, acc;
     device_buffer temp, list, list_tmp;
     /* CUB's temp size for the last particle count asked about: the query
      * costs driver calls on the host, and a solver repeats one count */
@@ -163,6 +163,7 @@ static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
         {&cu->order, m, sizeof(uint32_t)},
         {&cu->keys_in, m, sizeof(uint32_t)},
         {&cu->order_in, m, sizeof(uint32_t)},
+        {&cu->cols, PLEAT_CUDA_COLUMNS + 1, sizeof(uint32_t)},
         {&cu->pos, m, 4 * sizeof(float)},
         {&cu->rest, f->rest ? m : 0, 3 * sizeof(float)},
         {&cu->acc, m, 3 * sizeof(unsigned long long)},
@@ -182,6 +183,7 @@ static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
     f->order = (uint32_t *)cu->order.data;
     f->keys_in = (uint32_t *)cu->keys_in.data;
     f->order_in = (uint32_t *)cu->order_in.data;
+    f->cols = (uint32_t *)cu->cols.data;
     f->x = pos;
     f->y = pos + m;
     f->z = pos + 2 * m;
@@ -534,6 +536,7 @@ static void cuda_destroy(void *impl)
     device_buffer *bufs[] = {&cu->counters,     &cu->device_counters, &cu->grid,
                              &cu->bounds,       &cu->seen,            &cu->keys,
                              &cu->order,        &cu->keys_in,         &cu->order_in,
+                             &cu->cols,
                              &cu->pos,          &cu->rest,            &cu->acc,
                              &cu->temp,         &cu->list,            &cu->list_tmp,
                              &cu->pairs_temp,

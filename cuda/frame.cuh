@@ -20,6 +20,8 @@
 
 #define PLEAT_CUDA_BLOCK 256
 #define PLEAT_CUDA_MAX_BLOCKS 1024 /* of the bounds reduction */
+/* columns a key can name (key >> 16: both hash cells) */
+#define PLEAT_CUDA_COLUMNS 65536u
 
 typedef enum pleat_cuda_mode {
     PLEAT_CUDA_COUNT,
@@ -61,6 +63,8 @@ typedef struct pleat_cuda_frame {
     unsigned int *seen;             /* device bitmap, count bits */
     uint32_t *keys, *order;         /* device, sorted (m each) */
     uint32_t *keys_in, *order_in;   /* device, before the sort */
+    uint32_t *cols;                 /* device, PLEAT_CUDA_COLUMNS + 1: cols[c] is the
+                                       first sorted slot whose column is c or more */
     float *x, *y, *z, *w;           /* device, sorted */
     float *rx, *ry, *rz;            /* device, sorted, or NULL */
     unsigned long long *acc;        /* device, 3 x m fixed-point sums (x, y, z) */
@@ -102,6 +106,7 @@ cudaError_t pleat_cuda_sort(const pleat_cuda_frame &f, void *temp, size_t temp_b
                             cudaStream_t stream);
 /* CUB's temp storage for the sort of m keys, into *bytes. */
 cudaError_t pleat_cuda_sort_temp_bytes(uint32_t m, size_t *bytes);
+/* The gather of the sorted particles, and the column starts (cols). */
 cudaError_t pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream);
 cudaError_t pleat_cuda_sweep(const pleat_cuda_frame &f, cudaStream_t stream);
 cudaError_t pleat_cuda_apply(const pleat_cuda_frame &f, cudaStream_t stream);

@@ -1,5 +1,6 @@
-/* Stage 2 on the GPU: CUB's radix sort of (key, particle) and the gather of
- * the particles into key order. CUB's sort is stable, as the CPU's. */
+/* Stage 2 on the GPU: CUB's radix sort of (key, particle), the gather of
+ * the particles into key order and the start of each column in it. CUB's
+ * sort is stable, as the CPU's. */
 #include "frame.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
@@ -72,7 +73,22 @@ __global__ void gather_kernel(pleat_cuda_frame f)
     }
 }
 
+/* A search per column over all the keys: the sweep then searches only
+ * inside one column, a few steps instead of log2(m). */
+__global__ void columns_kernel(pleat_cuda_frame f)
+{
+    uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c > PLEAT_CUDA_COLUMNS || f.counters->flags != 0)
+        return;
+    f.cols[c] = c == PLEAT_CUDA_COLUMNS ? f.m : pleat_lower_bound(f.keys, f.m, c << 16);
+}
+
 cudaError_t pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream)
 {
-    return pleat_cuda_launch(gather_kernel, pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, stream, f);
+    cudaError_t e =
+        pleat_cuda_launch(gather_kernel, pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, stream, f);
+    if (e == cudaSuccess)
+        e = pleat_cuda_launch(columns_kernel, pleat_cuda_blocks(PLEAT_CUDA_COLUMNS + 1),
+                              PLEAT_CUDA_BLOCK, stream, f);
+    return e;
 }

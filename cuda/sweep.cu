@@ -1,18 +1,43 @@
 /*
  * Stage 3 on the GPU: the warp-parallel key-range sweep (DESIGN.md §3).
  *
- * A warp takes 32 consecutive sorted particles, one per lane. Consecutive
- * particles share a column and nearly the same key range, so for each column
- * among its lanes the warp takes the union of their ranges in the 5 columns
- * to test, loads it 32 candidates at a time (coalesced, one per lane) and
- * passes each candidate to every lane with a shuffle; each lane keeps the
- * candidates inside its own key range and tests them against its particle.
+ * A warp takes 32 consecutive sorted particles, one per lane. Each lane finds
+ * its own key range in each of the 5 columns (two searches inside one column,
+ * through the column starts) and walks the candidates of all 5 as one list,
+ * one candidate per step; the warp takes as many steps as its longest list.
+ * Consecutive particles have nearly the same ranges, so at each step the 32
+ * lanes read neighbouring candidates: together they read the union of their
+ * ranges, coalesced, and L1 serves the overlap.
+ *
+ * A close pair is not corrected where it is found (its lane alone would run
+ * the correction while the 31 others wait): it goes into the warp's queue in
+ * shared memory, and each time 32 are queued the whole warp corrects them,
+ * one per lane. Particle a's share of a correction is summed in shared
+ * memory for a's lane, b's goes to memory at once.
+ *
+ * Measured on an H200 at 1M cloud particles, this sweep took a fifth of the
+ * time of the first version, which loaded the union of the warp's ranges and
+ * passed every candidate to every lane (most lanes then skipped it), and half
+ * that of lanes correcting their own pairs as they found them.
+ *
  * Pairs, tests and corrections are exactly the CPU's: the same ranges, the
- * same core/pair.h arithmetic, and integer sums, which atomics cannot reorder.
+ * same core/pair.h arithmetic, and integer sums, which neither atomics nor
+ * the queue can reorder.
  */
 #include "frame.cuh"
 
 #define FULL 0xffffffffu
+#define WARPS (PLEAT_CUDA_BLOCK / 32)
+/* at most 31 left over after a flush, plus 32 found in one step */
+#define QUEUE 64
+
+/* A warp's pairs waiting for their correction (particle a as its lane), and
+ * the sums of its particles' own shares, one per lane and axis. */
+struct warp_share {
+    uint32_t b[QUEUE];
+    uint8_t lane[QUEUE];
+    unsigned long long own[3][32];
+};
 
 /* A zero (a pinned side, coincident particles) costs no atomic. */
 __device__ static void add_sum(unsigned long long *sum, int64_t v)
@@ -21,93 +46,133 @@ __device__ static void add_sum(unsigned long long *sum, int64_t v)
         atomicAdd(sum, (unsigned long long)v); /* two's complement: adds v */
 }
 
-/* a and b are within the distance: the rest rule, then count, list or
- * correct. a is the lane's own particle: its corrections add up in `own`
- * and reach memory once, after the sweep (an integer sum, so the bits are
- * the same), which halves the atomics. */
-__device__ static void on_close(const pleat_cuda_frame &f, uint32_t a, uint32_t b, float dx,
-                                float dy, float dz, unsigned long long *pairs, int64_t own[3])
+/* First sorted slot whose key is >= target: a search inside target's
+ * column only (every key of an earlier column is smaller, of a later one
+ * larger). */
+__device__ static uint32_t find(const pleat_cuda_frame &f, uint32_t target)
 {
-    const pleat_pair_consts *k = &f.consts;
-    if (f.rx && pleat_pair_rest_ignored(pleat_length2(f.rx[b] - f.rx[a], f.ry[b] - f.ry[a],
-                                                      f.rz[b] - f.rz[a]),
-                                        k))
-        return;
-    ++*pairs;
-    if (f.mode == PLEAT_CUDA_LIST) {
-        unsigned long long slot = atomicAdd(&f.counters->listed, 1ull);
-        if (slot < f.capacity)
-            f.list[slot] = pleat_pair_pack(f.order[a], f.order[b], f.pair_shift);
-    } else if (f.mode == PLEAT_CUDA_CORRECT) {
-        int64_t ci[3], cj[3];
-        pleat_pair_correction(dx, dy, dz, f.w[a], f.w[b], k, ci, cj);
-        for (int c = 0; c < 3; ++c) {
-            own[c] += ci[c];
-            add_sum(&f.acc[(size_t)c * f.m + b], -cj[c]);
-        }
+    const uint32_t first = f.cols[target >> 16], last = f.cols[(target >> 16) + 1];
+    return first + pleat_lower_bound(f.keys + first, last - first, target);
+}
+
+/* A lane's candidates, the 5 columns' ranges as one list: step t reads
+ * slot t + shift[k] for the last column k with start[k] <= t. */
+struct candidates {
+    uint32_t start[PLEAT_NUM_COLUMNS], shift[PLEAT_NUM_COLUMNS], total;
+};
+
+__device__ static candidates find_candidates(const pleat_cuda_frame &f, uint32_t a)
+{
+    candidates l;
+    uint32_t lo, hi;
+    pleat_key_range(f.keys[a], f.grid->sweep_reach, &lo, &hi);
+    l.total = 0;
+    for (int c = 0; c < PLEAT_NUM_COLUMNS; ++c) {
+        const uint32_t off = pleat_column_offset(c);
+        /* own column: only later particles */
+        const uint32_t begin = c == 0 ? a + 1 : find(f, lo + off), end = find(f, hi + off);
+        l.start[c] = l.total;
+        l.shift[c] = begin - l.total; /* mod 2^32: t + shift = begin + (t - start) */
+        l.total += end - begin;
     }
+    return l;
+}
+
+__device__ static uint32_t candidate(const candidates &l, uint32_t t)
+{
+    uint32_t shift = l.shift[0];
+    for (int c = 1; c < PLEAT_NUM_COLUMNS; ++c)
+        shift = t >= l.start[c] ? l.shift[c] : shift;
+    return t + shift;
+}
+
+/* Corrects the queued pair of a (the particle of lane `lane` of the warp
+ * starting at slot base) and b, with the same arithmetic as where it was
+ * found. */
+__device__ static void correct(const pleat_cuda_frame &f, warp_share *share, uint32_t base,
+                               uint32_t lane, uint32_t b)
+{
+    const uint32_t a = base + lane;
+    int64_t ci[3], cj[3];
+    pleat_pair_correction(f.x[b] - f.x[a], f.y[b] - f.y[a], f.z[b] - f.z[a], f.w[a], f.w[b],
+                          &f.consts, ci, cj);
+    for (int c = 0; c < 3; ++c) {
+        add_sum(&f.acc[(size_t)c * f.m + b], -cj[c]);
+        if (ci[c] != 0)
+            atomicAdd(&share->own[c][lane], (unsigned long long)ci[c]);
+    }
+}
+
+/* Whether a and b (within the distance) make a pair: the rest rule. */
+__device__ static bool is_pair(const pleat_cuda_frame &f, uint32_t a, uint32_t b)
+{
+    return !f.rx || !pleat_pair_rest_ignored(pleat_length2(f.rx[b] - f.rx[a],
+                                                           f.ry[b] - f.ry[a],
+                                                           f.rz[b] - f.rz[a]),
+                                             &f.consts);
 }
 
 __global__ void sweep_kernel(pleat_cuda_frame f)
 {
+    __shared__ warp_share shares[WARPS];
     if (f.counters->flags != 0)
         return;
-    const uint32_t lane = threadIdx.x & 31;
-    const uint32_t base = (blockIdx.x * blockDim.x + threadIdx.x) & ~31u;
-    if (base >= f.m)
-        return;
-    const uint32_t a = base + lane, reach = f.grid->sweep_reach;
+    const uint32_t lane = threadIdx.x & 31, a = blockIdx.x * blockDim.x + threadIdx.x,
+                   base = a - lane;
+    warp_share *share = &shares[threadIdx.x / 32];
     const bool active = a < f.m;
-    uint32_t key = active ? f.keys[a] : 0, lo = 0, hi = 0;
-    pleat_key_range(key, reach, &lo, &hi);
-    const float xa = active ? f.x[a] : 0.0f, ya = active ? f.y[a] : 0.0f,
-                za = active ? f.z[a] : 0.0f;
-    unsigned long long pairs = 0, tests = 0;
-    int64_t own[3] = {0, 0, 0};
-
-    unsigned pending = __ballot_sync(FULL, active);
-    while (pending) {
-        /* the lanes of one column: sorted keys make them a run */
-        const uint32_t column = __shfl_sync(FULL, key >> 16, __ffs(pending) - 1);
-        const unsigned group = __ballot_sync(FULL, active && (key >> 16) == column);
-        pending &= ~group;
-        const bool mine = (group >> lane) & 1;
-        const uint32_t first_lane = __ffs(group) - 1, last_lane = 31 - __clz(group);
-        const uint32_t lo_min = __shfl_sync(FULL, lo, first_lane);
-        const uint32_t hi_max = __shfl_sync(FULL, hi, last_lane);
-        for (int c = 0; c < PLEAT_NUM_COLUMNS; ++c) {
-            const uint32_t off = pleat_column_offset(c);
-            /* own column: only later particles */
-            uint32_t begin = c == 0 ? base + first_lane + 1
-                                    : pleat_lower_bound(f.keys, f.m, lo_min + off);
-            uint32_t end = pleat_lower_bound(f.keys, f.m, hi_max + off);
-            for (size_t t = begin; t < end; t += 32) { /* 64-bit: must not wrap near 2^32 */
-                const uint32_t b = (uint32_t)(t + lane);
-                const bool have = t + lane < end;
-                const uint32_t kb = have ? f.keys[b] : 0;
-                const float xb = have ? f.x[b] : 0.0f, yb = have ? f.y[b] : 0.0f,
-                            zb = have ? f.z[b] : 0.0f;
-                const uint32_t n = end - t < 32 ? (uint32_t)(end - t) : 32;
-                for (uint32_t j = 0; j < n; ++j) {
-                    const uint32_t kj = __shfl_sync(FULL, kb, j);
-                    const float dx = __shfl_sync(FULL, xb, j) - xa;
-                    const float dy = __shfl_sync(FULL, yb, j) - ya;
-                    const float dz = __shfl_sync(FULL, zb, j) - za;
-                    const uint32_t bj = (uint32_t)(t + j);
-                    const bool in_range = mine && (c == 0 ? bj > a && kj < hi
-                                                          : kj >= lo + off && kj < hi + off);
-                    if (!in_range)
-                        continue;
-                    ++tests;
-                    if (pleat_pair_within(pleat_length2(dx, dy, dz), &f.consts))
-                        on_close(f, a, bj, dx, dy, dz, &pairs, own);
-                }
-            }
+    candidates l = {};
+    float xa = 0.0f, ya = 0.0f, za = 0.0f;
+    if (active) {
+        l = find_candidates(f, a);
+        xa = f.x[a];
+        ya = f.y[a];
+        za = f.z[a];
+    }
+    for (int c = 0; c < 3; ++c)
+        share->own[c][lane] = 0;
+    __syncwarp();
+    unsigned long long pairs = 0, tests = l.total;
+    uint32_t queued = 0; /* the same in every lane */
+    uint32_t steps = l.total; /* the warp's longest list (no __reduce_max_sync on sm_75) */
+    for (int o = 16; o > 0; o /= 2)
+        steps = max(steps, __shfl_xor_sync(FULL, steps, o));
+    for (uint32_t t = 0; t < steps; ++t) {
+        const uint32_t b = candidate(l, t);
+        bool hit = false;
+        if (t < l.total) {
+            const float dx = f.x[b] - xa, dy = f.y[b] - ya, dz = f.z[b] - za;
+            hit = pleat_pair_within(pleat_length2(dx, dy, dz), &f.consts) && is_pair(f, a, b);
+        }
+        pairs += hit;
+        if (f.mode == PLEAT_CUDA_LIST && hit) {
+            unsigned long long slot = atomicAdd(&f.counters->listed, 1ull);
+            if (slot < f.capacity)
+                f.list[slot] = pleat_pair_pack(f.order[a], f.order[b], f.pair_shift);
+        }
+        if (f.mode != PLEAT_CUDA_CORRECT)
+            continue;
+        const unsigned found = __ballot_sync(FULL, hit);
+        if (hit) {
+            const uint32_t at = queued + __popc(found & ((1u << lane) - 1));
+            share->b[at] = b;
+            share->lane[at] = (uint8_t)lane;
+        }
+        queued += __popc(found);
+        if (queued >= 32) { /* the last 32, one per lane */
+            __syncwarp();
+            queued -= 32;
+            correct(f, share, base, share->lane[queued + lane], share->b[queued + lane]);
+            __syncwarp();
         }
     }
+    __syncwarp();
+    if (lane < queued)
+        correct(f, share, base, share->lane[lane], share->b[lane]);
+    __syncwarp();
     if (active)
         for (int c = 0; c < 3; ++c)
-            add_sum(&f.acc[(size_t)c * f.m + a], own[c]);
+            add_sum(&f.acc[(size_t)c * f.m + a], (int64_t)share->own[c][lane]);
     for (int o = 16; o > 0; o /= 2) {
         pairs += __shfl_down_sync(FULL, pairs, o);
         tests += __shfl_down_sync(FULL, tests, o);
