@@ -163,7 +163,7 @@ static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
         {&cu->order, m, sizeof(uint32_t)},
         {&cu->keys_in, m, sizeof(uint32_t)},
         {&cu->order_in, m, sizeof(uint32_t)},
-        {&cu->cols, PLEAT_CUDA_COLUMNS + 1, sizeof(uint32_t)},
+        {&cu->cols, PLEAT_COLUMNS + 1, sizeof(uint32_t)},
         {&cu->pos, m, 4 * sizeof(float)},
         {&cu->rest, f->rest ? m : 0, 3 * sizeof(float)},
         {&cu->acc, m, 3 * sizeof(unsigned long long)},
@@ -536,12 +536,11 @@ static void cuda_destroy(void *impl)
     device_buffer *bufs[] = {&cu->counters,     &cu->device_counters, &cu->grid,
                              &cu->bounds,       &cu->seen,            &cu->keys,
                              &cu->order,        &cu->keys_in,         &cu->order_in,
-                             &cu->cols,
-                             &cu->pos,          &cu->rest,            &cu->acc,
-                             &cu->temp,         &cu->list,            &cu->list_tmp,
-                             &cu->pairs_temp,
-                             &cu->in_particles, &cu->in_indices,      &cu->in_rest,
-                             &cu->moved,        &cu->host_moved};
+                             &cu->cols,         &cu->pos,             &cu->rest,
+                             &cu->acc,          &cu->temp,            &cu->list,
+                             &cu->list_tmp,     &cu->pairs_temp,      &cu->in_particles,
+                             &cu->in_indices,   &cu->in_rest,         &cu->moved,
+                             &cu->host_moved};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
         release(bufs[i]);
     if (cu->host)

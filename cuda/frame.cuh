@@ -7,6 +7,7 @@
 #define PLEAT_CUDA_FRAME_CUH
 
 #include "core/backend.h"
+#include "core/columns.h"
 #include "core/grid.h"
 #include "core/pair.h"
 
@@ -20,8 +21,6 @@
 
 #define PLEAT_CUDA_BLOCK 256
 #define PLEAT_CUDA_MAX_BLOCKS 1024 /* of the bounds reduction */
-/* columns a key can name (key >> 16: both hash cells) */
-#define PLEAT_CUDA_COLUMNS 65536u
 
 typedef enum pleat_cuda_mode {
     PLEAT_CUDA_COUNT,
@@ -63,8 +62,8 @@ typedef struct pleat_cuda_frame {
     unsigned int *seen;             /* device bitmap, count bits */
     uint32_t *keys, *order;         /* device, sorted (m each) */
     uint32_t *keys_in, *order_in;   /* device, before the sort */
-    uint32_t *cols;                 /* device, PLEAT_CUDA_COLUMNS + 1: cols[c] is the
-                                       first sorted slot whose column is c or more */
+    uint32_t *cols;                 /* device, PLEAT_COLUMNS + 1 column starts
+                                       (core/columns.h) */
     float *x, *y, *z, *w;           /* device, sorted */
     float *rx, *ry, *rz;            /* device, sorted, or NULL */
     unsigned long long *acc;        /* device, 3 x m fixed-point sums (x, y, z) */

@@ -25,8 +25,8 @@ __device__ static bool finite(float v)
     return v - v == 0.0f; /* NaN and Inf give NaN */
 }
 
-/* Min and max of l and h over the block's threads, left in thread 0's l, h.
- * Exact, so the order of the reduction does not matter. */
+/* Min and max of l and h over the block's threads, left in every thread's
+ * l, h. Exact, so the order of the reduction does not matter. */
 __device__ static void block_box(float l[3], float h[3])
 {
     __shared__ float lo[3][PLEAT_CUDA_BLOCK], hi[3][PLEAT_CUDA_BLOCK];
@@ -51,6 +51,7 @@ __device__ static void block_box(float l[3], float h[3])
     }
 }
 
+/* Widens the box [l, h] to take in [lv, hv]. */
 __device__ static void widen(float l[3], float h[3], const float lv[3], const float hv[3])
 {
     for (int a = 0; a < 3; ++a) {

@@ -78,9 +78,8 @@ __global__ void gather_kernel(pleat_cuda_frame f)
 __global__ void columns_kernel(pleat_cuda_frame f)
 {
     uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c > PLEAT_CUDA_COLUMNS || f.counters->flags != 0)
-        return;
-    f.cols[c] = c == PLEAT_CUDA_COLUMNS ? f.m : pleat_lower_bound(f.keys, f.m, c << 16);
+    if (c <= PLEAT_COLUMNS && f.counters->flags == 0)
+        f.cols[c] = pleat_column_start(f.keys, f.m, c);
 }
 
 cudaError_t pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream)
@@ -88,7 +87,7 @@ cudaError_t pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream)
     cudaError_t e =
         pleat_cuda_launch(gather_kernel, pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, stream, f);
     if (e == cudaSuccess)
-        e = pleat_cuda_launch(columns_kernel, pleat_cuda_blocks(PLEAT_CUDA_COLUMNS + 1),
+        e = pleat_cuda_launch(columns_kernel, pleat_cuda_blocks(PLEAT_COLUMNS + 1),
                               PLEAT_CUDA_BLOCK, stream, f);
     return e;
 }

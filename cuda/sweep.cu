@@ -1,10 +1,11 @@
 /*
- * Stage 3 on the GPU: the warp-parallel key-range sweep (DESIGN.md §3).
+ * Stage 3 on the GPU: the warp-parallel key-range sweep (DESIGN.md §3, in
+ * the form below, which replaced the union tile that section describes).
  *
  * A warp takes 32 consecutive sorted particles, one per lane. Each lane finds
- * its own key range in each of the 5 columns (two searches inside one column,
- * through the column starts) and walks the candidates of all 5 as one list,
- * one candidate per step; the warp takes as many steps as its longest list.
+ * its own key ranges in the 5 columns (core/columns.h: searches inside one
+ * column, through the column starts) and walks them as one list, one
+ * candidate per step; the warp takes as many steps as its longest list.
  * Consecutive particles have nearly the same ranges, so at each step the 32
  * lanes read neighbouring candidates: together they read the union of their
  * ranges, coalesced, and L1 serves the overlap.
@@ -25,6 +26,7 @@
  * the queue can reorder.
  */
 #include "frame.cuh"
+#include "core/columns.h"
 
 #define FULL 0xffffffffu
 #define WARPS (PLEAT_CUDA_BLOCK / 32)
@@ -46,49 +48,8 @@ __device__ static void add_sum(unsigned long long *sum, int64_t v)
         atomicAdd(sum, (unsigned long long)v); /* two's complement: adds v */
 }
 
-/* First sorted slot whose key is >= target: a search inside target's
- * column only (every key of an earlier column is smaller, of a later one
- * larger). */
-__device__ static uint32_t find(const pleat_cuda_frame &f, uint32_t target)
-{
-    const uint32_t first = f.cols[target >> 16], last = f.cols[(target >> 16) + 1];
-    return first + pleat_lower_bound(f.keys + first, last - first, target);
-}
-
-/* A lane's candidates, the 5 columns' ranges as one list: step t reads
- * slot t + shift[k] for the last column k with start[k] <= t. */
-struct candidates {
-    uint32_t start[PLEAT_NUM_COLUMNS], shift[PLEAT_NUM_COLUMNS], total;
-};
-
-__device__ static candidates find_candidates(const pleat_cuda_frame &f, uint32_t a)
-{
-    candidates l;
-    uint32_t lo, hi;
-    pleat_key_range(f.keys[a], f.grid->sweep_reach, &lo, &hi);
-    l.total = 0;
-    for (int c = 0; c < PLEAT_NUM_COLUMNS; ++c) {
-        const uint32_t off = pleat_column_offset(c);
-        /* own column: only later particles */
-        const uint32_t begin = c == 0 ? a + 1 : find(f, lo + off), end = find(f, hi + off);
-        l.start[c] = l.total;
-        l.shift[c] = begin - l.total; /* mod 2^32: t + shift = begin + (t - start) */
-        l.total += end - begin;
-    }
-    return l;
-}
-
-__device__ static uint32_t candidate(const candidates &l, uint32_t t)
-{
-    uint32_t shift = l.shift[0];
-    for (int c = 1; c < PLEAT_NUM_COLUMNS; ++c)
-        shift = t >= l.start[c] ? l.shift[c] : shift;
-    return t + shift;
-}
-
-/* Corrects the queued pair of a (the particle of lane `lane` of the warp
- * starting at slot base) and b, with the same arithmetic as where it was
- * found. */
+/* Corrects the pair of b and the particle of lane `lane` of the warp whose
+ * first slot is base, with pleat_pair_correction() as the CPU does. */
 __device__ static void correct(const pleat_cuda_frame &f, warp_share *share, uint32_t base,
                                uint32_t lane, uint32_t b)
 {
@@ -103,6 +64,40 @@ __device__ static void correct(const pleat_cuda_frame &f, warp_share *share, uin
     }
 }
 
+/* Queues the lanes' close pairs (lane, b where hit); every lane gets the
+ * same *queued. Then, while 32 or more wait, corrects the last 32, one per
+ * lane. All 32 lanes call it. */
+__device__ static void enqueue(const pleat_cuda_frame &f, warp_share *share, uint32_t base,
+                               uint32_t lane, bool hit, uint32_t b, uint32_t *queued)
+{
+    const unsigned found = __ballot_sync(FULL, hit);
+    if (hit) {
+        const uint32_t at = *queued + __popc(found & ((1u << lane) - 1));
+        share->b[at] = b;
+        share->lane[at] = (uint8_t)lane;
+    }
+    *queued += __popc(found);
+    if (*queued >= 32) {
+        __syncwarp();
+        *queued -= 32;
+        correct(f, share, base, share->lane[*queued + lane], share->b[*queued + lane]);
+        __syncwarp();
+    }
+}
+
+/* Corrects what is left in the queue and adds each lane's own sums. */
+__device__ static void finish(const pleat_cuda_frame &f, warp_share *share, uint32_t base,
+                              uint32_t lane, uint32_t queued)
+{
+    __syncwarp();
+    if (lane < queued)
+        correct(f, share, base, share->lane[lane], share->b[lane]);
+    __syncwarp();
+    if (base + lane < f.m)
+        for (int c = 0; c < 3; ++c)
+            add_sum(&f.acc[(size_t)c * f.m + base + lane], (int64_t)share->own[c][lane]);
+}
+
 /* Whether a and b (within the distance) make a pair: the rest rule. */
 __device__ static bool is_pair(const pleat_cuda_frame &f, uint32_t a, uint32_t b)
 {
@@ -110,6 +105,28 @@ __device__ static bool is_pair(const pleat_cuda_frame &f, uint32_t a, uint32_t b
                                                            f.ry[b] - f.ry[a],
                                                            f.rz[b] - f.rz[a]),
                                              &f.consts);
+}
+
+/* LIST: the pair into the list, in the next free entry. */
+__device__ static void list_pair(const pleat_cuda_frame &f, uint32_t a, uint32_t b)
+{
+    unsigned long long slot = atomicAdd(&f.counters->listed, 1ull);
+    if (slot < f.capacity)
+        f.list[slot] = pleat_pair_pack(f.order[a], f.order[b], f.pair_shift);
+}
+
+/* The warp's pairs and tests into the call's counters, one atomic each. */
+__device__ static void count(const pleat_cuda_frame &f, uint32_t lane, unsigned long long pairs,
+                             unsigned long long tests)
+{
+    for (int o = 16; o > 0; o /= 2) {
+        pairs += __shfl_down_sync(FULL, pairs, o);
+        tests += __shfl_down_sync(FULL, tests, o);
+    }
+    if (lane == 0) {
+        atomicAdd(&f.counters->pairs, pairs);
+        atomicAdd(&f.counters->tests, tests);
+    }
 }
 
 __global__ void sweep_kernel(pleat_cuda_frame f)
@@ -120,11 +137,10 @@ __global__ void sweep_kernel(pleat_cuda_frame f)
     const uint32_t lane = threadIdx.x & 31, a = blockIdx.x * blockDim.x + threadIdx.x,
                    base = a - lane;
     warp_share *share = &shares[threadIdx.x / 32];
-    const bool active = a < f.m;
-    candidates l = {};
+    pleat_candidates l = {};
     float xa = 0.0f, ya = 0.0f, za = 0.0f;
-    if (active) {
-        l = find_candidates(f, a);
+    if (a < f.m) {
+        l = pleat_find_candidates(f.cols, f.keys, a, f.grid->sweep_reach);
         xa = f.x[a];
         ya = f.y[a];
         za = f.z[a];
@@ -132,55 +148,27 @@ __global__ void sweep_kernel(pleat_cuda_frame f)
     for (int c = 0; c < 3; ++c)
         share->own[c][lane] = 0;
     __syncwarp();
-    unsigned long long pairs = 0, tests = l.total;
-    uint32_t queued = 0; /* the same in every lane */
     uint32_t steps = l.total; /* the warp's longest list (no __reduce_max_sync on sm_75) */
     for (int o = 16; o > 0; o /= 2)
         steps = max(steps, __shfl_xor_sync(FULL, steps, o));
+    unsigned long long pairs = 0;
+    uint32_t queued = 0;
     for (uint32_t t = 0; t < steps; ++t) {
-        const uint32_t b = candidate(l, t);
+        const uint32_t b = pleat_candidate(&l, t);
         bool hit = false;
         if (t < l.total) {
             const float dx = f.x[b] - xa, dy = f.y[b] - ya, dz = f.z[b] - za;
             hit = pleat_pair_within(pleat_length2(dx, dy, dz), &f.consts) && is_pair(f, a, b);
         }
         pairs += hit;
-        if (f.mode == PLEAT_CUDA_LIST && hit) {
-            unsigned long long slot = atomicAdd(&f.counters->listed, 1ull);
-            if (slot < f.capacity)
-                f.list[slot] = pleat_pair_pack(f.order[a], f.order[b], f.pair_shift);
-        }
-        if (f.mode != PLEAT_CUDA_CORRECT)
-            continue;
-        const unsigned found = __ballot_sync(FULL, hit);
-        if (hit) {
-            const uint32_t at = queued + __popc(found & ((1u << lane) - 1));
-            share->b[at] = b;
-            share->lane[at] = (uint8_t)lane;
-        }
-        queued += __popc(found);
-        if (queued >= 32) { /* the last 32, one per lane */
-            __syncwarp();
-            queued -= 32;
-            correct(f, share, base, share->lane[queued + lane], share->b[queued + lane]);
-            __syncwarp();
-        }
+        if (f.mode == PLEAT_CUDA_LIST && hit)
+            list_pair(f, a, b);
+        if (f.mode == PLEAT_CUDA_CORRECT)
+            enqueue(f, share, base, lane, hit, b, &queued);
     }
-    __syncwarp();
-    if (lane < queued)
-        correct(f, share, base, share->lane[lane], share->b[lane]);
-    __syncwarp();
-    if (active)
-        for (int c = 0; c < 3; ++c)
-            add_sum(&f.acc[(size_t)c * f.m + a], (int64_t)share->own[c][lane]);
-    for (int o = 16; o > 0; o /= 2) {
-        pairs += __shfl_down_sync(FULL, pairs, o);
-        tests += __shfl_down_sync(FULL, tests, o);
-    }
-    if (lane == 0) {
-        atomicAdd(&f.counters->pairs, pairs);
-        atomicAdd(&f.counters->tests, tests);
-    }
+    if (f.mode == PLEAT_CUDA_CORRECT)
+        finish(f, share, base, lane, queued);
+    count(f, lane, pairs, l.total);
 }
 
 cudaError_t pleat_cuda_sweep(const pleat_cuda_frame &f, cudaStream_t stream)

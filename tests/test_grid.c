@@ -1,9 +1,12 @@
-/* Grid setup and keys (core/grid.h, shared with CUDA). */
+/* Grid setup and keys (core/grid.h), column starts and candidate lists
+ * (core/columns.h), all shared with CUDA. */
+#include "core/columns.h"
 #include "core/grid.h"
 #include "scenes.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 
 Test(grid, sweep_axis_tie_rule)
 {
@@ -180,6 +183,91 @@ Test(grid, boundary_pairs_are_neighbours)
             float d = nextafterf((float)cells / g0.scale[g0.sweep], -INFINITY);
             pleat_grid g = pleat_grid_setup(lo, hi, d);
             check_axis_pairs(&g, lo, d, g.sweep);
+        }
+    }
+}
+
+static uint32_t pick(uint64_t *rng, uint32_t n)
+{
+    uint32_t i = (uint32_t)(pleat_scene_uniform(rng) * (float)n);
+    return i < n ? i : n - 1;
+}
+
+/* A key in one of a few columns of a hash grid's corners and middle, with a
+ * sweep cell near either end of the axis or near the middle, so that ranges
+ * meet the sentinels and the neighbouring columns are often full. */
+static uint32_t clustered_key(uint64_t *rng, const uint32_t columns[4], uint32_t centre)
+{
+    uint32_t s = centre + pick(rng, 200);
+    s = s < 1 ? 1 : s > 0xfffeu ? 0xfffeu : s;
+    return s | columns[pick(rng, 4)] << 16;
+}
+
+static int compare_keys(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether slot b is a candidate of slot a in the k-th column a tests
+ * (DESIGN.md §1): the column k names, by its hash cells; a sweep cell fewer
+ * than `reach` cells away, below the end sentinel; in a's own column, later
+ * slots only. */
+static int is_candidate(const uint32_t *keys, uint32_t a, uint32_t b, int k, uint32_t reach)
+{
+    static const int dh0[PLEAT_NUM_COLUMNS] = {0, 1, -1, 0, 1};
+    static const int dh1[PLEAT_NUM_COLUMNS] = {0, 0, 1, 1, 1};
+    int h0a = (int)(keys[a] >> 16 & 0xff), h1a = (int)(keys[a] >> 24);
+    int h0b = (int)(keys[b] >> 16 & 0xff), h1b = (int)(keys[b] >> 24);
+    int64_t sa = keys[a] & 0xffff, sb = keys[b] & 0xffff;
+    if (h0b != h0a + dh0[k] || h1b != h1a + dh1[k] || (k == 0 && b <= a))
+        return 0;
+    return sb >= sa - reach && sb < sa + reach && sb < 0xffff;
+}
+
+/* The CUDA sweep's view of the sorted keys: the column starts count the keys
+ * of earlier columns, and each particle's list holds exactly its candidates,
+ * column by column in slot order. Columns at the grid's edges (hash cells 1
+ * and 254, where the last neighbour column is 0xffff) and sweep cells at
+ * both ends are included. */
+Test(grid, column_lists_hold_each_particles_candidates)
+{
+    enum { N = 400 };
+    static const uint32_t edge[] = {1, 2, 100, 253, 254};
+    static const uint32_t reaches[] = {2, 3, 40, 65535};
+    static const uint32_t centres[] = {0, 30000, 0xfffeu - 150};
+    static uint32_t keys[N], cols[PLEAT_COLUMNS + 1];
+    uint64_t rng = 77;
+    for (int trial = 0; trial < 48; ++trial) {
+        uint32_t h0 = edge[pick(&rng, 5)], h1 = edge[pick(&rng, 5)];
+        h0 = h0 == 254 ? 253 : h0; /* the first column is (h0, h1), the rest neighbours */
+        h1 = h1 == 254 ? 253 : h1;
+        const uint32_t left = h0 == 1 ? h0 : h0 - 1; /* hash cell 0 stays empty */
+        const uint32_t columns[4] = {h0 | h1 << 8, (h0 + 1) | h1 << 8, left | (h1 + 1) << 8,
+                                     (h0 + 1) | (h1 + 1) << 8};
+        uint32_t n = 1 + pick(&rng, N), reach = reaches[trial % 4];
+        for (uint32_t i = 0; i < n; ++i)
+            keys[i] = clustered_key(&rng, columns, centres[pick(&rng, 3)]);
+        qsort(keys, n, sizeof keys[0], compare_keys);
+        uint32_t below = 0;
+        for (uint32_t c = 0; c <= PLEAT_COLUMNS; ++c) {
+            while (below < n && keys[below] >> 16 < c)
+                ++below;
+            cols[c] = pleat_column_start(keys, n, c);
+            cr_assert_eq(cols[c], below, "trial %d column %u", trial, c);
+        }
+        for (uint32_t a = 0; a < n; ++a) {
+            pleat_candidates l = pleat_find_candidates(cols, keys, a, reach);
+            uint32_t t = 0;
+            for (int k = 0; k < PLEAT_NUM_COLUMNS; ++k)
+                for (uint32_t b = 0; b < n; ++b)
+                    if (is_candidate(keys, a, b, k, reach)) {
+                        cr_assert(t < l.total, "trial %d slot %u: list too short", trial, a);
+                        cr_assert_eq(pleat_candidate(&l, t), b, "trial %d slot %u entry %u", trial,
+                                     a, t);
+                        ++t;
+                    }
+            cr_assert_eq(t, l.total, "trial %d slot %u: list too long", trial, a);
         }
     }
 }
