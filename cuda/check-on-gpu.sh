@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU check in one command, for a machine with an NVIDIA GPU: the GPU
 # against the CPU bit for bit (every scene kind, the device-pointer API, bad
-# inputs), the result hashes of both, and the CUDA rows of pleat-bench (host
-# and device pointers, 1k to 4M), then one summary.
+# inputs), the result hashes of both, the CUDA rows of pleat-bench (host
+# and device pointers, 1k to 4M) and compute-sanitizer, then one summary.
 #
 #   cuda/check-on-gpu.sh [build-dir]        configure + build (needs CMake,
 #                                           Ninja, nvcc; ARCH=90 by default),
@@ -11,6 +11,10 @@
 #                                           made on a machine without a GPU and
 #                                           copied over: nvcc and the static
 #                                           CUDA runtime need no GPU to build
+#
+# Where compute-sanitizer is found (SANITIZE=0 skips it), memcheck runs the
+# GPU check and racecheck a small benchmark; the failed CUDA calls that the
+# pending-error check makes on purpose are not reported.
 #
 # Each step has a time limit (STEP_TIMEOUT seconds, default 150), so a hung
 # kernel cannot take the whole session; after a GPU step runs out of time
@@ -83,6 +87,22 @@ if ! hung "$cuda_rc" && ! hung "$check_rc"; then
     2>&1 | tee "$logs/bench-stages.txt"
 fi
 
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+san_rc=0
+if [[ ${SANITIZE:-1} == 0 || -z $sanitizer ]]; then
+  echo "skipped: ${sanitizer:-no compute-sanitizer}, SANITIZE=${SANITIZE:-1}" >"$logs/sanitizers.txt"
+elif [[ $cuda_rc != 0 && $cuda_rc != 1 ]]; then
+  echo "skipped: the GPU check did not run through (exit $cuda_rc)" >"$logs/sanitizers.txt"
+else
+  step "compute-sanitizer: memcheck on the GPU check, racecheck on a small bench"
+  run "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 1 \
+    "$build/tests/pleat-check-cuda" >"$logs/sanitizers.txt" 2>&1 || san_rc=1
+  run "$sanitizer" --tool racecheck --error-exitcode 1 "$build/bench/pleat-bench" --backend cuda \
+    --no-baseline --no-profile --scenes cloud,folded --sizes 1k,16k --repeats 1 \
+    >>"$logs/sanitizers.txt" 2>&1 || san_rc=1
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$logs/sanitizers.txt"
+fi
+
 step "summary"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
 echo "GPU against CPU: $(tail -1 "$logs/cuda-vs-cpu.txt") (exit $cuda_rc)"
@@ -95,5 +115,6 @@ echo "CPU:  $cpu_hash"
 same=0
 [[ -n $cpu_hash && $cuda_hash == "$cpu_hash" ]] && same=1
 echo "same result hash: $same"
+echo "sanitizers: $(grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|skipped" "$logs/sanitizers.txt" | tr -s ' =' ' ' | paste -sd';') (exit $san_rc)"
 grep -E "^(cloud|folded) " "$logs/bench.txt"
-[[ $cuda_rc == 0 && $check_rc == 0 && $same == 1 ]]
+[[ $cuda_rc == 0 && $check_rc == 0 && $same == 1 && $san_rc == 0 ]]
