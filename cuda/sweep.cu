@@ -65,8 +65,8 @@ __device__ static void correct(const pleat_cuda_frame &f, warp_share *share, uin
 }
 
 /* Queues the lanes' close pairs (lane, b where hit); every lane gets the
- * same *queued. Then, while 32 or more wait, corrects the last 32, one per
- * lane. All 32 lanes call it. */
+ * same *queued. Then, when 32 or more wait (at most 63), corrects the last
+ * 32, one per lane. All 32 lanes call it. */
 __device__ static void enqueue(const pleat_cuda_frame &f, warp_share *share, uint32_t base,
                                uint32_t lane, bool hit, uint32_t b, uint32_t *queued)
 {
