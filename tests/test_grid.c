@@ -189,8 +189,7 @@ Test(grid, boundary_pairs_are_neighbours)
 
 static uint32_t pick(uint64_t *rng, uint32_t n)
 {
-    uint32_t i = (uint32_t)(pleat_scene_uniform(rng) * (float)n);
-    return i < n ? i : n - 1;
+    return (uint32_t)(pleat_scene_random(rng) % n);
 }
 
 /* A key in one of a few columns of a hash grid's corners and middle, with a
