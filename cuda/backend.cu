@@ -26,9 +26,10 @@ struct device_buffer {
 
 typedef struct pleat_cuda {
     int device;
-    cudaStream_t stream;          /* for host-pointer calls */
-    cudaStream_t last_stream;     /* of the last device-pointer call that queued work */
-    int device_checked;           /* such a call queued its checks into device_counters */
+    cudaStream_t stream;          /* for host-pointer calls and the device status */
+    /* what device_counters hold: the checks of the last device-pointer call
+     * that queued any (read after waiting for done), or nothing readable */
+    enum { CHECKS_NONE, CHECKS_QUEUED, CHECKS_LOST } device_checks;
     /* recorded after each call's work: calls share the scratch, so a call
      * on another stream waits for it (see order_after_last) */
     cudaEvent_t done;
@@ -138,7 +139,8 @@ static pleat_status flags_status(unsigned flags)
 }
 
 /* Reserves the scratch of a call on m taking-part particles out of count;
- * `counters` is the context's buffer for this kind of call. */
+ * `counters` is the context's buffer for this kind of call (made with the
+ * context). */
 static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_buffer *counters)
 {
     size_t m = f->m;
@@ -155,7 +157,6 @@ static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
         device_buffer *buf;
         size_t count, size;
     } need[] = {
-        {counters, 1, sizeof(pleat_cuda_counters)},
         {&cu->grid, 1, sizeof(pleat_grid)},
         {&cu->bounds, PLEAT_CUDA_MAX_BLOCKS, 6 * sizeof(float)},
         {&cu->seen, f->indices ? ((size_t)f->count + 31) / 32 : 0, sizeof(unsigned)},
@@ -243,14 +244,17 @@ static pleat_status order_after_last(pleat_cuda *cu, cudaStream_t s)
     return PLEAT_OK;
 }
 
-/* Marks the end of a call's work on s for order_after_last; when the mark
- * cannot be made, waits for s instead, so the next call still comes after. */
+/* Marks the end of a call's work on s for order_after_last; call it only
+ * once s waits for the last mark (order_after_last succeeded), so the new
+ * mark covers the old. When the mark cannot be made, waits for s instead
+ * and keeps the old mark: the next call still comes after both. */
 static void mark_done(pleat_cuda *cu, cudaStream_t s)
 {
     if (capturing(s))
         return;
-    cu->queued = ok(cudaEventRecord(cu->done, s));
-    if (!cu->queued)
+    if (ok(cudaEventRecord(cu->done, s)))
+        cu->queued = 1;
+    else
         ok(cudaStreamSynchronize(s));
 }
 
@@ -279,13 +283,10 @@ static cudaError_t queue_prepare(pleat_cuda *cu, const pleat_cuda_frame &f, laps
     return lap(l, &l->t->sort_ms);
 }
 
-/* The whole self-collision on device memory, queued on l->stream. */
-static pleat_status queue_collide(pleat_cuda *cu, pleat_cuda_frame *f, device_buffer *counters,
-                                  laps *l)
+/* The whole self-collision on device memory (its scratch reserved), queued
+ * on l->stream. */
+static pleat_status queue_collide(pleat_cuda *cu, pleat_cuda_frame *f, laps *l)
 {
-    pleat_status st = reserve_frame(cu, f, counters);
-    if (st != PLEAT_OK)
-        return st;
     f->mode = PLEAT_CUDA_CORRECT;
     cudaError_t e = queue_prepare(cu, *f, l);
     if (e != cudaSuccess || !can_collide(*f))
@@ -436,16 +437,14 @@ static pleat_status run_host_job(pleat_cuda *cu, pleat_job *job)
 {
     laps l = {job->profile, job->profile ? pleat_now_ms() : 0.0, &job->timings, cu->stream};
     pleat_cuda_frame f;
-    pleat_status st = order_after_last(cu, cu->stream);
-    if (st == PLEAT_OK)
-        st = copy_in(cu, job, &f);
+    pleat_status st = copy_in(cu, job, &f);
     if (st == PLEAT_OK)
         st = reserve_frame(cu, &f, &cu->counters);
     if (st != PLEAT_OK)
         return st;
     if (job->kind != PLEAT_JOB_COLLIDE)
         return pairs_job(cu, job, &f, &l);
-    if ((st = queue_collide(cu, &f, &cu->counters, &l)) != PLEAT_OK ||
+    if ((st = queue_collide(cu, &f, &l)) != PLEAT_OK ||
         (st = read_counters(cu, f, cu->stream)) != PLEAT_OK)
         return st;
     job->stats.pairs = cu->host->pairs;
@@ -465,7 +464,10 @@ static pleat_status cuda_run(void *impl, pleat_job *job)
     device_scope scope(cu->device);
     if (!scope.ok)
         return status_of(cudaErrorInvalidDevice);
-    pleat_status st = run_host_job(cu, job);
+    pleat_status st = order_after_last(cu, cu->stream);
+    if (st != PLEAT_OK)
+        return st;
+    st = run_host_job(cu, job);
     /* a call that failed midway may leave work queued on the scratch: a
      * device-pointer call on another stream must wait for it */
     mark_done(cu, cu->stream);
@@ -493,12 +495,14 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
     f.out = d_particles;
     pleat_status st = order_after_last(cu, s);
     if (st == PLEAT_OK)
-        st = queue_collide(cu, &f, &cu->device_counters, &l);
+        st = reserve_frame(cu, &f, &cu->device_counters);
+    if (st != PLEAT_OK)
+        return st; /* nothing queued */
+    st = queue_collide(cu, &f, &l);
     mark_done(cu, s); /* a failed call may have queued work on the scratch too */
-    if (st == PLEAT_OK) {
-        cu->last_stream = s;
-        cu->device_checked = 1;
-    }
+    /* its first step cleared the counters: a call failing after it leaves
+     * them half written */
+    cu->device_checks = st == PLEAT_OK ? pleat_cuda::CHECKS_QUEUED : pleat_cuda::CHECKS_LOST;
     if (st == PLEAT_OK && stats) {
         st = read_counters(cu, f, s);
         if (st == PLEAT_OK) {
@@ -514,16 +518,20 @@ extern "C" pleat_status pleat_cuda_device_status(void *impl)
     pleat_cuda *cu = (pleat_cuda *)impl;
     if (error_pending())
         return PLEAT_ERROR_DEVICE;
-    /* a first call that failed may have left the counters unset */
-    if (!cu->device_checked)
-        return PLEAT_OK;
+    if (cu->device_checks != pleat_cuda::CHECKS_QUEUED)
+        return cu->device_checks == pleat_cuda::CHECKS_NONE ? PLEAT_OK : PLEAT_ERROR_DEVICE;
     device_scope scope(cu->device);
     if (!scope.ok)
         return status_of(cudaErrorInvalidDevice);
+    /* on the context's own stream, after the last call's mark: the caller's
+     * stream may be gone by now */
+    pleat_status st = order_after_last(cu, cu->stream);
+    if (st != PLEAT_OK)
+        return st;
     cudaError_t e = cudaMemcpyAsync(cu->host, cu->device_counters.data, sizeof *cu->host,
-                                    cudaMemcpyDeviceToHost, cu->last_stream);
+                                    cudaMemcpyDeviceToHost, cu->stream);
     if (e == cudaSuccess)
-        e = cudaStreamSynchronize(cu->last_stream);
+        e = cudaStreamSynchronize(cu->stream);
     return e == cudaSuccess ? flags_status(cu->host->flags) : status_of(e);
 }
 
@@ -580,11 +588,16 @@ extern "C" pleat_status pleat_cuda_create(int device, void **impl, char *describ
         e = cudaEventCreateWithFlags(&cu->done, cudaEventDisableTiming);
     if (e == cudaSuccess)
         e = cudaMallocHost((void **)&cu->host, sizeof *cu->host);
-    if (e != cudaSuccess) {
+    /* now, not at a first call: a call being captured must not allocate */
+    pleat_status st = status_of(e);
+    if (st == PLEAT_OK)
+        st = reserve(&cu->counters, 1, sizeof(pleat_cuda_counters));
+    if (st == PLEAT_OK)
+        st = reserve(&cu->device_counters, 1, sizeof(pleat_cuda_counters));
+    if (st != PLEAT_OK) {
         cuda_destroy(cu);
-        return status_of(e);
+        return st;
     }
-    cu->last_stream = cu->stream;
     snprintf(describe, describe_size, "cuda %s (device %d)", prop.name, device);
     *impl = cu;
     return PLEAT_OK;

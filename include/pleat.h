@@ -234,8 +234,10 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * params->indices and params->rest_positions, when set, are device pointers
  * too. stream is a cudaStream_t (NULL: the default stream); the work is
  * queued on it and the call returns without waiting: no host round trip, no
- * device sync, and no allocation once the context has seen a call of this
- * size, so the call can be captured in a CUDA graph (with stats NULL).
+ * device sync, and no allocation once the context has made a call (device or
+ * host pointers) with at least as many taking-part particles, at least this
+ * count when indices are given, and rest positions when they are given, so
+ * the call can be captured in a CUDA graph (with stats NULL).
  *
  * The pointer and params checks of pleat_self_collide() are made here and
  * returned at once. The data checks (indices, NaN/Inf, negative inverse mass)
@@ -268,8 +270,14 @@ PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_pa
                                                  uint32_t count, const pleat_params *params,
                                                  void *stream, pleat_stats *stats);
 
-/** Waits for the context's last device-pointer call and returns the status of
- *  its data checks (PLEAT_OK when there was none). CUDA contexts only. */
+/** Waits for the context's last device-pointer call that queued work and
+ *  returns the status of its data checks: PLEAT_OK when there was none, and
+ *  PLEAT_ERROR_DEVICE when that call failed after queuing part of its work
+ *  (the call returned its error too). A call that returned an error before
+ *  queuing anything (a bad argument, no memory) does not count. The wait is
+ *  on the context's own stream, so the call's stream may already be
+ *  destroyed; a call replayed from a CUDA graph is not known to the context:
+ *  wait for the graph's launch stream first. CUDA contexts only. */
 PLEAT_API pleat_status pleat_context_device_status(pleat_context *ctx);
 
 #ifdef __cplusplus

@@ -11,8 +11,9 @@
  * the device buffer is left as it was. Then an error the application left
  * pending in the CUDA runtime: calls refuse to run on it and leave it
  * there. Then the asynchronous path (own
- * stream, a CUDA graph), and two contexts correcting disjoint subsets of one
- * host array from two threads at once.
+ * stream, a CUDA graph), which call the device status reports, and two
+ * contexts correcting disjoint subsets of one host array from two threads at
+ * once.
  */
 #include "reference.h"
 #include "scenes.h"
@@ -296,6 +297,104 @@ static void async_and_graph(pleat_context *cpu, pleat_context *gpu)
     scene_free(&sc);
 }
 
+/* Which call pleat_context_device_status() reports: the last one that
+ * queued work, read on the context's own stream (the call's stream may be
+ * destroyed by then); a call refused before queuing does not count. And a
+ * capture on a fresh context whose only earlier call took host pointers,
+ * with rest positions and indices: the device call must not allocate (the
+ * capture would be invalidated). */
+static void status_rules(pleat_context *cpu)
+{
+    const char *name = "device status rules";
+    pleat_context *gpu = make(PLEAT_BACKEND_CUDA);
+    scene sc = scene_make(SCENE_FOLDED, 20000, 1, 31);
+    size_t floats = (size_t)sc.count * 4, bytes = floats * sizeof(float);
+    uint32_t *idx = malloc((size_t)sc.count * sizeof *idx);
+    if (!idx)
+        die("malloc");
+    for (uint32_t i = 0; i < sc.count; ++i)
+        idx[i] = sc.count - 1 - i;
+    pleat_params p = pleat_default_params();
+    p.distance = sc.distance;
+    p.rest_positions = sc.rest;
+    p.indices = idx;
+    p.num_indices = sc.count;
+    float *want = copy_floats(sc.particles, floats), *host = copy_floats(sc.particles, floats);
+    expect(pleat_self_collide(cpu, want, sc.count, &p, NULL) == PLEAT_OK, "cpu call", name);
+    expect(pleat_self_collide(gpu, host, sc.count, &p, NULL) == PLEAT_OK, "host-pointer call",
+           name);
+    expect(memcmp(host, want, bytes) == 0, "host-pointer particles differ", name);
+    expect(pleat_context_device_status(gpu) == PLEAT_OK, "no device call yet", name);
+
+    float *d = to_device(sc.particles, bytes);
+    pleat_params dp = p;
+    dp.rest_positions = to_device(sc.rest, bytes);
+    dp.indices = to_device(idx, (size_t)sc.count * sizeof *idx);
+    cudaStream_t st;
+    if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess)
+        die("cudaStreamCreate");
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    expect(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal) == cudaSuccess, "begin capture",
+           name);
+    pleat_status s = pleat_self_collide_device(gpu, d, sc.count, &dp, st, NULL);
+    cudaError_t ce = cudaStreamEndCapture(st, &graph);
+    expect(s == PLEAT_OK, "call while capturing", name);
+    expect(ce == cudaSuccess, "end capture (an allocation invalidated it?)", name);
+    if (s == PLEAT_OK && ce == cudaSuccess &&
+        cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess &&
+        cudaGraphLaunch(exec, st) == cudaSuccess && cudaStreamSynchronize(st) == cudaSuccess) {
+        float *got = from_device(d, floats);
+        expect(memcmp(got, want, bytes) == 0, "graph particles differ", name);
+        free(got);
+    } else {
+        expect(0, "graph instantiate and launch", name);
+    }
+    if (exec)
+        cudaGraphExecDestroy(exec);
+    if (graph)
+        cudaGraphDestroy(graph);
+    cudaGetLastError();
+
+    /* a bad index queued on a stream that is destroyed before the status */
+    upload(d, sc.particles, bytes);
+    uint32_t bad = sc.count;
+    upload((uint32_t *)dp.indices + 5, &bad, sizeof bad);
+    expect(pleat_self_collide_device(gpu, d, sc.count, &dp, st, NULL) == PLEAT_OK, "queued", name);
+    expect(cudaStreamDestroy(st) == cudaSuccess, "stream destroyed", name);
+    expect(pleat_context_device_status(gpu) == PLEAT_ERROR_BAD_INDEX,
+           "status after the stream was destroyed", name);
+    /* refused before queuing: the status is still the bad call's */
+    pleat_params refused = dp;
+    refused.distance = -1.0f;
+    expect(pleat_self_collide_device(gpu, d, sc.count, &refused, NULL, NULL) ==
+               PLEAT_ERROR_INVALID_ARGUMENT,
+           "negative distance refused", name);
+    expect(pleat_context_device_status(gpu) == PLEAT_ERROR_BAD_INDEX,
+           "a refused call changed the status", name);
+    float *got = from_device(d, floats);
+    expect(memcmp(got, sc.particles, bytes) == 0, "device buffer changed", name);
+    free(got);
+    /* a good call replaces it */
+    upload((uint32_t *)dp.indices + 5, &idx[5], sizeof idx[5]);
+    expect(pleat_self_collide_device(gpu, d, sc.count, &dp, NULL, NULL) == PLEAT_OK, "good call",
+           name);
+    expect(pleat_context_device_status(gpu) == PLEAT_OK, "status after a good call", name);
+    got = from_device(d, floats);
+    expect(memcmp(got, want, bytes) == 0, "particles differ", name);
+    free(got);
+    printf("%-24s %s\n", name, "done");
+
+    cudaFree((void *)dp.indices);
+    cudaFree((void *)dp.rest_positions);
+    cudaFree(d);
+    free(host);
+    free(want);
+    free(idx);
+    scene_free(&sc);
+    pleat_context_destroy(gpu);
+}
+
 /* Two CUDA contexts on two threads correct the even and the odd particles of
  * one host array at the same time: the result must be the CPU's, run one
  * subset after the other (a context that wrote back particles it did not
@@ -346,6 +445,7 @@ int main(void)
     bad_inputs(gpu);
     pending_error(gpu);
     async_and_graph(cpu, gpu);
+    status_rules(cpu);
     shared_array(cpu);
     pleat_context_destroy(cpu);
     pleat_context_destroy(gpu);
