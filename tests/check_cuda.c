@@ -216,6 +216,30 @@ static void pending_error(pleat_context *gpu)
     cudaFree(d);
 }
 
+/* One device-pointer call captured on st into a graph, instantiated; NULL
+ * (after a failed check) when the capture or the instantiation failed: an
+ * allocation or a sync inside the call invalidates the capture. */
+static cudaGraphExec_t capture(pleat_context *gpu, float *d, uint32_t count,
+                               const pleat_params *p, cudaStream_t st, const char *name)
+{
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    expect(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal) == cudaSuccess, "begin capture",
+           name);
+    pleat_status s = pleat_self_collide_device(gpu, d, count, p, st, NULL);
+    cudaError_t ce = cudaStreamEndCapture(st, &graph);
+    expect(s == PLEAT_OK, "call while capturing", name);
+    expect(ce == cudaSuccess, "end capture (capture invalidated?)", name);
+    if (s == PLEAT_OK && ce == cudaSuccess && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) {
+        expect(0, "graph instantiate", name);
+        exec = NULL;
+    }
+    if (graph)
+        cudaGraphDestroy(graph);
+    cudaGetLastError();
+    return exec;
+}
+
 /* The documented asynchronous path: a stream of the caller's, no stats, then
  * the same call captured in a CUDA graph and replayed twice. Each result must
  * equal the CPU's bits; the capture must succeed (no sync, no allocation, no
@@ -245,16 +269,8 @@ static void async_and_graph(pleat_context *cpu, pleat_context *gpu)
     expect(pleat_context_device_status(gpu) == PLEAT_OK, "device status after async call", name);
 
     /* a call of this size was seen: the capture needs no allocation */
-    cudaGraph_t graph = NULL;
-    cudaGraphExec_t exec = NULL;
-    expect(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal) == cudaSuccess, "begin capture",
-           name);
-    pleat_status s = pleat_self_collide_device(gpu, d, sc.count, &dp, st, NULL);
-    cudaError_t ce = cudaStreamEndCapture(st, &graph);
-    expect(s == PLEAT_OK, "call while capturing", name);
-    expect(ce == cudaSuccess, "end capture (capture invalidated?)", name);
-    if (s == PLEAT_OK && ce == cudaSuccess &&
-        cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
+    cudaGraphExec_t exec = capture(gpu, d, sc.count, &dp, st, name);
+    if (exec) {
         for (int r = 0; r < 2; ++r) {
             upload(d, sc.particles, bytes);
             expect(cudaGraphLaunch(exec, st) == cudaSuccess &&
@@ -266,12 +282,7 @@ static void async_and_graph(pleat_context *cpu, pleat_context *gpu)
         }
         expect(pleat_context_device_status(gpu) == PLEAT_OK, "device status after replay", name);
         cudaGraphExecDestroy(exec);
-    } else {
-        expect(0, "graph instantiate", name);
     }
-    if (graph)
-        cudaGraphDestroy(graph);
-    cudaGetLastError();
 
     /* a duplicated index, no stats: reported later, buffer unchanged */
     uint32_t idx[4] = {0, 1, 2, 1};
@@ -333,28 +344,15 @@ static void status_rules(pleat_context *cpu)
     cudaStream_t st;
     if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess)
         die("cudaStreamCreate");
-    cudaGraph_t graph = NULL;
-    cudaGraphExec_t exec = NULL;
-    expect(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal) == cudaSuccess, "begin capture",
-           name);
-    pleat_status s = pleat_self_collide_device(gpu, d, sc.count, &dp, st, NULL);
-    cudaError_t ce = cudaStreamEndCapture(st, &graph);
-    expect(s == PLEAT_OK, "call while capturing", name);
-    expect(ce == cudaSuccess, "end capture (an allocation invalidated it?)", name);
-    if (s == PLEAT_OK && ce == cudaSuccess &&
-        cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess &&
-        cudaGraphLaunch(exec, st) == cudaSuccess && cudaStreamSynchronize(st) == cudaSuccess) {
+    cudaGraphExec_t exec = capture(gpu, d, sc.count, &dp, st, name);
+    if (exec) {
+        expect(cudaGraphLaunch(exec, st) == cudaSuccess && cudaStreamSynchronize(st) == cudaSuccess,
+               "graph launch", name);
         float *got = from_device(d, floats);
         expect(memcmp(got, want, bytes) == 0, "graph particles differ", name);
         free(got);
-    } else {
-        expect(0, "graph instantiate and launch", name);
-    }
-    if (exec)
         cudaGraphExecDestroy(exec);
-    if (graph)
-        cudaGraphDestroy(graph);
-    cudaGetLastError();
+    }
 
     /* a bad index queued on a stream that is destroyed before the status */
     upload(d, sc.particles, bytes);
