@@ -104,7 +104,7 @@ static pleat_status sweep(pleat_cpu *cpu, pleat_frame *f, pleat_sweep_mode mode,
     f->parts = threads < chunks ? threads : chunks;
     f->part = cpu->part;
     for (uint32_t p = 0; p < f->parts; ++p)
-        f->part[p].count = 0;
+        pleat_cpu_part_reset(&f->part[p]);
     pleat_pool_run(cpu->pool, f->parts, cpu->kern->sweep, f);
     job->stats.pairs = job->stats.tests = 0;
     int out_of_memory = 0;
@@ -226,7 +226,7 @@ static void cpu_destroy(void *impl)
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
         pleat_buffer_free(bufs[i]);
     for (size_t p = 0; p < PLEAT_MAX_CPU_THREADS; ++p)
-        pleat_free(cpu->part[p].items);
+        pleat_cpu_part_free(&cpu->part[p]);
     pleat_free(cpu);
 }
 

@@ -44,15 +44,30 @@ typedef struct pleat_chunk {
  * into a later part are kept here and added (atomically: two parts may owe
  * one particle) once every part is done, so the sweep itself never writes a
  * sum another thread writes; integer sums, so the order cannot change the
- * result. */
+ * result. They are queued as they come, PLEAT_OWED_BATCH at most; a full
+ * queue is folded into a table of sums per owed particle, so a part's
+ * memory grows with the particles it owes, not with the pairs (a dense
+ * clump split between two threads can have millions of crossing pairs over
+ * a few thousand particles). */
 typedef struct pleat_foreign {
     uint32_t b;   /* sorted position */
     int32_t c[3]; /* fixed-point correction */
 } pleat_foreign;
 
+/* A table slot: the sums owed to sorted position b (PLEAT_OWED_EMPTY: none). */
+typedef struct pleat_owed {
+    uint32_t b;
+    int64_t c[3];
+} pleat_owed;
+
+#define PLEAT_OWED_BATCH 4096u
+#define PLEAT_OWED_EMPTY UINT32_MAX /* above every sorted position */
+
 typedef struct pleat_part {
-    pleat_foreign *items; /* grown by the part's own thread */
-    size_t count, capacity;
+    pleat_foreign *items;     /* the queue, PLEAT_OWED_BATCH entries once used */
+    size_t count;
+    pleat_owed *table;        /* open addressing, slots a power of two or 0 */
+    size_t slots, used;
     int out_of_memory;
 } pleat_part;
 
@@ -119,11 +134,15 @@ static inline uint32_t pleat_part_begin(const pleat_frame *f, uint32_t p)
     return (uint32_t)((uint64_t)f->m * p / f->parts);
 }
 
+/* Empties a part's queue and table before a sweep. */
+void pleat_cpu_part_reset(pleat_part *part);
 /* Queues a correction for a particle of a later part; sets out_of_memory
- * (and drops it) when the queue cannot grow. */
+ * (and drops it) when the queue or the table cannot grow. */
 void pleat_cpu_owe(pleat_part *part, uint32_t b, const int64_t c[3]);
-/* Adds every part's queued corrections to the sums, each part its own. */
+/* Adds every part's owed corrections to the sums, each part its own, and
+ * empties the tables. */
 void pleat_cpu_settle(pleat_frame *f, pleat_pool *pool);
+void pleat_cpu_part_free(pleat_part *part);
 
 /* Lays the particles out in key order (and the padding); generic. */
 void pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted);

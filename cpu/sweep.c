@@ -155,7 +155,7 @@ static void add_corrections(sweep_state *st)
             if (b < st->end) {
                 xy_sub(xy + 2 * (size_t)b, st->cj_xy + 2 * e);
                 z[b] -= (int32_t)st->cj_z[e];
-            } else {
+            } else if (st->cj_xy[2 * e] | st->cj_xy[2 * e + 1] | st->cj_z[e]) { /* else: pinned */
                 const int64_t owed[3] = {-(int64_t)(int32_t)st->cj_xy[2 * e],
                                          -(int64_t)(int32_t)st->cj_xy[2 * e + 1],
                                          -(int64_t)(int32_t)st->cj_z[e]};

@@ -24,6 +24,7 @@ typedef struct scenario {
     call_kind kind;
     uint32_t n;
     int indices, rest, threads;
+    float reach; /* the distance, in the cloud's distances */
 } scenario;
 
 typedef struct inputs {
@@ -36,7 +37,7 @@ typedef struct inputs {
 static inputs make_inputs(const scenario *s, uint32_t n, uint64_t seed)
 {
     inputs in = {hz_cloud(n, seed, s->rest, 1), NULL, 0, pleat_default_params()};
-    in.params.distance = in.sc.distance;
+    in.params.distance = in.sc.distance * s->reach;
     in.params.rest_positions = in.sc.rest;
     if (s->indices) {
         /* every third particle, backwards */
@@ -249,16 +250,18 @@ static uint64_t exhaust(const scenario *s, int warm)
 }
 
 static const scenario scenarios[] = {
-    {"collide", CALL_COLLIDE, 3000, 0, 0, 1},
-    {"collide+indices", CALL_COLLIDE, 3000, 1, 0, 1},
-    {"collide+rest", CALL_COLLIDE, 3000, 0, 1, 1},
-    {"collide+indices+rest", CALL_COLLIDE, 9000, 1, 1, 3},
-    {"collide, 3 threads", CALL_COLLIDE, 20000, 0, 1, 3},
-    {"count", CALL_COUNT, 3000, 0, 0, 1},
-    {"count+indices+rest", CALL_COUNT, 9000, 1, 1, 2},
-    {"list", CALL_LIST, 3000, 0, 0, 1},
-    {"list+indices+rest", CALL_LIST, 9000, 1, 1, 2},
-    {"list, 3 threads", CALL_LIST, 20000, 0, 0, 3},
+    {"collide", CALL_COLLIDE, 3000, 0, 0, 1, 1.0f},
+    {"collide+indices", CALL_COLLIDE, 3000, 1, 0, 1, 1.0f},
+    {"collide+rest", CALL_COLLIDE, 3000, 0, 1, 1, 1.0f},
+    {"collide+indices+rest", CALL_COLLIDE, 9000, 1, 1, 3, 1.0f},
+    {"collide, 3 threads", CALL_COLLIDE, 20000, 0, 1, 3, 1.0f},
+    /* a clump: enough crossing pairs to fold the owed corrections */
+    {"dense collide, 2 threads", CALL_COLLIDE, 4000, 0, 0, 2, 5.0f},
+    {"count", CALL_COUNT, 3000, 0, 0, 1, 1.0f},
+    {"count+indices+rest", CALL_COUNT, 9000, 1, 1, 2, 1.0f},
+    {"list", CALL_LIST, 3000, 0, 0, 1, 1.0f},
+    {"list+indices+rest", CALL_LIST, 9000, 1, 1, 2, 1.0f},
+    {"list, 3 threads", CALL_LIST, 20000, 0, 0, 3, 1.0f},
 };
 #define NUM_SCENARIOS (sizeof scenarios / sizeof scenarios[0])
 
@@ -350,6 +353,37 @@ Test(alloc, large_scratch_on_huge_page_boundaries)
     pleat_free(big);
     pleat_free(small);
     cr_assert_eq(pleat_alloc_live(), live0);
+}
+
+/* What a part owes later parts grows with the particles owed, not with the
+ * pairs: a dense clump (about 3000 neighbours each) split between two
+ * threads crosses millions of pairs over 3000 particles; it takes about the
+ * scratch of one thread (a queue of 64 KiB and a table of 256 KiB per part
+ * more; 16 bytes per crossing pair would be tens of MiB), and the same bits. */
+Test(alloc, owed_corrections_grow_with_particles_not_pairs)
+{
+    const scenario s = {"clump", CALL_COLLIDE, 6000, 0, 0, 1, 8.0f};
+    inputs in = make_inputs(&s, s.n, 5);
+    uint64_t granted[2];
+    result r[2];
+    for (int t = 0; t < 2; ++t) {
+        pleat_context *ctx = hz_context("", 1 + t);
+        uint64_t before = pleat_alloc_granted();
+        r[t] = call(ctx, &s, &in, 0);
+        granted[t] = pleat_alloc_granted() - before;
+        cr_assert_eq(r[t].status, PLEAT_OK, "%d threads: %s", 1 + t,
+                     pleat_status_string(r[t].status));
+        pleat_context_destroy(ctx);
+    }
+    cr_assert(r[0].stats.pairs > 4000000, "a clump: %llu pairs",
+              (unsigned long long)r[0].stats.pairs);
+    assert_same(&s, &in, &r[0], &r[1], 0);
+    cr_assert(granted[1] < granted[0] + 1024 * 1024,
+              "2 threads took %llu bytes of scratch, 1 thread %llu",
+              (unsigned long long)granted[1], (unsigned long long)granted[0]);
+    free_result(&r[0]);
+    free_result(&r[1]);
+    free_inputs(&in);
 }
 
 /* Scratch a fresh 1-thread context takes for one correcting call on a folded
