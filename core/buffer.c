@@ -3,6 +3,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 static atomic_size_t allocations;
 
@@ -27,6 +28,15 @@ pleat_status pleat_buffer_reserve(pleat_buffer *buf, size_t count, size_t size)
     buf->data = data;
     buf->bytes = bytes;
     return PLEAT_OK;
+}
+
+pleat_status pleat_buffer_reserve_zeroed(pleat_buffer *buf, size_t count, size_t size)
+{
+    void *before = buf->data; /* a new block cannot be at it: it is freed after */
+    pleat_status s = pleat_buffer_reserve(buf, count, size);
+    if (s == PLEAT_OK && buf->data != before)
+        memset(buf->data, 0, buf->bytes);
+    return s;
 }
 
 void pleat_buffer_free(pleat_buffer *buf)

@@ -17,6 +17,10 @@ typedef struct pleat_buffer {
  * unchanged. */
 pleat_status pleat_buffer_reserve(pleat_buffer *buf, size_t count, size_t size);
 
+/* pleat_buffer_reserve, with a new allocation zero-filled: for scratch that
+ * its users leave clear. */
+pleat_status pleat_buffer_reserve_zeroed(pleat_buffer *buf, size_t count, size_t size);
+
 void pleat_buffer_free(pleat_buffer *buf);
 
 /* Scratch allocations made so far by every context (for the tests' check

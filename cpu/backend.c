@@ -69,7 +69,7 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
 
     pleat_status s;
     if (f->indices) {
-        s = pleat_buffer_reserve(&cpu->seen, ((size_t)f->count + 7) / 8, 1);
+        s = pleat_buffer_reserve_zeroed(&cpu->seen, ((size_t)f->count + 7) / 8, 1);
         if (s == PLEAT_OK)
             s = pleat_cpu_check_indices(f->indices, f->m, f->count, cpu->seen.data);
         if (s != PLEAT_OK)

@@ -3,7 +3,8 @@
 
 #include "cpu.h"
 
-/* BAD_INDEX when an index is >= count or repeated; seen holds count bits. */
+/* BAD_INDEX when an index is >= count or repeated; seen holds count bits,
+ * clear on entry and left clear (zero it once, when it is allocated). */
 pleat_status pleat_cpu_check_indices(const uint32_t *indices, uint32_t num, uint32_t count,
                                      uint8_t *seen);
 /* Checks every taking-part particle and finds their box; fills f->grid.

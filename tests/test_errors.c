@@ -299,3 +299,59 @@ Test(errors, empty_subset_is_valid)
     cr_assert(memcmp(&before, &f, sizeof f) == 0);
     pleat_context_destroy(ctx);
 }
+
+/* The index check leaves its bitmap clear after every call, good or bad, on
+ * both of its paths (a few indices of many particles, cleared one by one;
+ * most of them, cleared at once): a bit left set would turn the next good
+ * call into BAD_INDEX. */
+Test(errors, index_checks_leave_nothing_behind)
+{
+    enum { COUNT = 70000 };
+    float *particles = malloc(4 * sizeof(float) * COUNT);
+    uint32_t *all = malloc(sizeof(uint32_t) * COUNT);
+    cr_assert(particles && all);
+    for (uint32_t i = 0; i < COUNT; ++i) {
+        float *p = particles + 4 * (size_t)i;
+        p[0] = 10.0f * (float)i; /* 10 apart: no pairs, nothing moves */
+        p[1] = p[2] = 0.0f;
+        p[3] = 1.0f;
+        all[i] = COUNT - 1 - i;
+    }
+    uint32_t few[] = {5, 69999, 1234, 40000};
+    uint32_t few_repeat[] = {5, 1234, 5, 40000}, few_out[] = {5, 1234, COUNT, 40000};
+    struct {
+        const uint32_t *indices;
+        uint32_t num;
+        uint32_t patch; /* all[COUNT - 1] becomes this, unless 0 */
+        pleat_status want;
+    } calls[] = {
+        {few, 4, 0, PLEAT_OK},
+        {few, 4, 0, PLEAT_OK},
+        {few_repeat, 4, 0, PLEAT_ERROR_BAD_INDEX},
+        {few, 4, 0, PLEAT_OK},
+        {few_out, 4, 0, PLEAT_ERROR_BAD_INDEX},
+        {few, 4, 0, PLEAT_OK},
+        {all, COUNT, 0, PLEAT_OK},
+        {all, COUNT, 0, PLEAT_OK},
+        {all, COUNT, 7, PLEAT_ERROR_BAD_INDEX}, /* 7 twice, found at the end */
+        {all, COUNT, 0, PLEAT_OK},
+        {few, 4, 0, PLEAT_OK},
+        {all, COUNT / 2, 0, PLEAT_OK},
+    };
+    pleat_context *ctx = cpu_context(1);
+    pleat_params p = pleat_default_params();
+    p.distance = 1.0f;
+    for (size_t k = 0; k < sizeof calls / sizeof calls[0]; ++k) {
+        all[COUNT - 1] = calls[k].patch ? calls[k].patch : 0;
+        p.indices = calls[k].indices;
+        p.num_indices = calls[k].num;
+        size_t num = 0;
+        pleat_status s = pleat_find_pairs(ctx, particles, COUNT, &p, NULL, 0, &num);
+        cr_assert_eq(s, calls[k].want, "call %zu: %s", k, pleat_status_string(s));
+        s = pleat_self_collide(ctx, particles, COUNT, &p, NULL);
+        cr_assert_eq(s, calls[k].want, "call %zu: %s", k, pleat_status_string(s));
+    }
+    pleat_context_destroy(ctx);
+    free(all);
+    free(particles);
+}
