@@ -104,7 +104,7 @@ static pleat_status sweep(pleat_cpu *cpu, pleat_frame *f, pleat_sweep_mode mode,
     f->parts = threads < chunks ? threads : chunks;
     f->part = cpu->part;
     for (uint32_t p = 0; p < f->parts; ++p)
-        pleat_cpu_part_reset(&f->part[p]);
+        pleat_cpu_part_reset(&f->part[p], pleat_part_begin(f, p + 1) - pleat_part_begin(f, p));
     pleat_pool_run(cpu->pool, f->parts, cpu->kern->sweep, f);
     job->stats.pairs = job->stats.tests = 0;
     int out_of_memory = 0;

@@ -44,11 +44,14 @@ typedef struct pleat_chunk {
  * into a later part are kept here and added (atomically: two parts may owe
  * one particle) once every part is done, so the sweep itself never writes a
  * sum another thread writes; integer sums, so the order cannot change the
- * result. They are queued as they come, PLEAT_OWED_BATCH at most; a full
- * queue is folded into a table of sums per owed particle, so a part's
- * memory grows with the particles it owes, not with the pairs (a dense
- * clump split between two threads can have millions of crossing pairs over
- * a few thousand particles). */
+ * result. They are queued as they come, up to as many as the part has
+ * particles (PLEAT_OWED_BATCH at least); a full queue is folded into a table
+ * of sums per owed particle, so a part's memory is bounded by its particles
+ * and those it owes, not by the pairs (a dense clump split between two
+ * threads can have millions of crossing pairs over a few thousand
+ * particles). Below the limit the queue is all: a table slot (32 bytes, at
+ * most 3/4 full) costs more than the one or two entries most owed
+ * particles get. */
 typedef struct pleat_foreign {
     uint32_t b;   /* sorted position */
     int32_t c[3]; /* fixed-point correction */
@@ -64,8 +67,9 @@ typedef struct pleat_owed {
 #define PLEAT_OWED_EMPTY UINT32_MAX /* above every sorted position */
 
 typedef struct pleat_part {
-    pleat_foreign *items;     /* the queue, PLEAT_OWED_BATCH entries once used */
-    size_t count;
+    pleat_foreign *items;     /* the queue, grown by the part's own thread */
+    size_t count, capacity;
+    size_t limit;             /* of the queue in this sweep; a full one folds */
     pleat_owed *table;        /* open addressing, slots a power of two or 0 */
     size_t slots, used;
     int out_of_memory;
@@ -134,8 +138,9 @@ static inline uint32_t pleat_part_begin(const pleat_frame *f, uint32_t p)
     return (uint32_t)((uint64_t)f->m * p / f->parts);
 }
 
-/* Empties a part's queue and table before a sweep. */
-void pleat_cpu_part_reset(pleat_part *part);
+/* Empties a part's queue and table before a sweep of `particles` particles
+ * in the part. */
+void pleat_cpu_part_reset(pleat_part *part, uint32_t particles);
 /* Queues a correction for a particle of a later part; sets out_of_memory
  * (and drops it) when the queue or the table cannot grow. */
 void pleat_cpu_owe(pleat_part *part, uint32_t b, const int64_t c[3]);

@@ -1,10 +1,10 @@
 /* End of the sweep stage: the corrections parts owe particles of later parts
- * (see pleat_foreign in cpu.h). Each part's thread queues its own; a full
- * queue is folded into the part's table of sums per owed particle (linear
- * probing, at most 3/4 full), so the memory follows the particles owed, not
- * the pairs. After the sweep, each part adds its own queue and table, with
- * atomic adds, since two parts may owe one particle. The work is the
- * entries, shared as they were queued: with many threads a fifth or more of
+ * (see pleat_foreign in cpu.h). Each part's thread queues its own; a queue
+ * at its limit is folded into the part's table of sums per owed particle
+ * (linear probing, at most 3/4 full), so the memory is bounded by the
+ * particles, not the pairs. After the sweep, each part adds its own queue
+ * and table, with atomic adds, since two parts may owe one particle. The
+ * work is the entries, shared as they were queued: with many threads a fifth or more of
  * the pairs cross (each part is then shorter than the 253 columns between a
  * column and its +1 hash1 neighbour), and having part r scan every earlier
  * queue for its own entries cost O(parts x entries): 97M scans for 3M
@@ -20,9 +20,10 @@ static void empty_slots(pleat_owed *table, size_t slots)
         table[k].b = PLEAT_OWED_EMPTY;
 }
 
-void pleat_cpu_part_reset(pleat_part *part)
+void pleat_cpu_part_reset(pleat_part *part, uint32_t particles)
 {
     part->count = 0;
+    part->limit = particles > PLEAT_OWED_BATCH ? particles : PLEAT_OWED_BATCH;
     if (part->used) /* a failed call left it filled */
         empty_slots(part->table, part->slots);
     part->used = 0;
@@ -60,7 +61,7 @@ static void table_add(pleat_owed *table, size_t slots, size_t *used, uint32_t b,
 /* Makes room for `more` new particles in the table; 0 when it cannot grow. */
 static int table_room(pleat_part *part, size_t more)
 {
-    size_t need = part->used + more, slots = part->slots ? part->slots : 2 * PLEAT_OWED_BATCH;
+    size_t need = part->used + more, slots = part->slots ? part->slots : 1024;
     while (4 * need > 3 * slots)
         slots *= 2;
     if (slots == part->slots)
@@ -77,6 +78,23 @@ static int table_room(pleat_part *part, size_t more)
     pleat_free(part->table);
     part->table = table;
     part->slots = slots;
+    return 1;
+}
+
+/* Doubles the queue, up to its limit; 0 when it cannot. */
+static int grow(pleat_part *part)
+{
+    size_t capacity = part->capacity ? 2 * part->capacity : 1024;
+    capacity = capacity < part->limit ? capacity : part->limit;
+    pleat_foreign *items =
+        capacity <= SIZE_MAX / sizeof *items ? pleat_malloc(capacity * sizeof *items) : NULL;
+    if (!items)
+        return 0;
+    if (part->count)
+        memcpy(items, part->items, part->count * sizeof *items);
+    pleat_free(part->items);
+    part->items = items;
+    part->capacity = capacity;
     return 1;
 }
 
@@ -98,14 +116,8 @@ void pleat_cpu_owe(pleat_part *part, uint32_t b, const int64_t c[3])
 {
     if (part->out_of_memory) /* the call fails: no more attempts */
         return;
-    if (!part->items) {
-        part->items = pleat_malloc(PLEAT_OWED_BATCH * sizeof *part->items);
-        if (!part->items) {
-            part->out_of_memory = 1;
-            return;
-        }
-    }
-    if (part->count == PLEAT_OWED_BATCH && !fold(part)) {
+    if (part->count == part->capacity &&
+        !(part->capacity < part->limit ? grow(part) : fold(part))) {
         part->out_of_memory = 1;
         return;
     }

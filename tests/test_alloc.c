@@ -255,8 +255,8 @@ static const scenario scenarios[] = {
     {"collide+rest", CALL_COLLIDE, 3000, 0, 1, 1, 1.0f},
     {"collide+indices+rest", CALL_COLLIDE, 9000, 1, 1, 3, 1.0f},
     {"collide, 3 threads", CALL_COLLIDE, 20000, 0, 1, 3, 1.0f},
-    /* a clump: enough crossing pairs to fold the owed corrections */
-    {"dense collide, 2 threads", CALL_COLLIDE, 4000, 0, 0, 2, 5.0f},
+    /* a clump in 3 chunks (2 parts): enough crossing pairs to fold what is owed */
+    {"dense collide, 2 threads", CALL_COLLIDE, 9000, 0, 0, 2, 4.0f},
     {"count", CALL_COUNT, 3000, 0, 0, 1, 1.0f},
     {"count+indices+rest", CALL_COUNT, 9000, 1, 1, 2, 1.0f},
     {"list", CALL_LIST, 3000, 0, 0, 1, 1.0f},
@@ -355,11 +355,11 @@ Test(alloc, large_scratch_on_huge_page_boundaries)
     cr_assert_eq(pleat_alloc_live(), live0);
 }
 
-/* What a part owes later parts grows with the particles owed, not with the
- * pairs: a dense clump (about 3000 neighbours each) split between two
- * threads crosses millions of pairs over 3000 particles; it takes about the
- * scratch of one thread (a queue of 64 KiB and a table of 256 KiB per part
- * more; 16 bytes per crossing pair would be tens of MiB), and the same bits. */
+/* What a part owes later parts is bounded by particles, not pairs: a dense
+ * clump split between two threads crosses millions of pairs over 3000
+ * particles; it takes about the scratch of one thread (a queue of 4096
+ * entries, 64 KiB, and a table of the 3000 particles owed, 128 KiB; 16
+ * bytes per crossing pair would be tens of MiB), and the same bits. */
 Test(alloc, owed_corrections_grow_with_particles_not_pairs)
 {
     const scenario s = {"clump", CALL_COLLIDE, 6000, 0, 0, 1, 8.0f};
