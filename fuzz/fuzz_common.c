@@ -682,6 +682,8 @@ static void check_status(pleat_status s, pleat_status want, const char *what)
     CHECK((int)s >= (int)PLEAT_OK && (int)s <= (int)PLEAT_ERROR_DEVICE,
           "status is a pleat_status value");
     CHECK(*pleat_status_string(s), "status string");
+    if (verbose)
+        fprintf(stderr, "%s: %s\n", what, pleat_status_string(s));
     if (s != want) {
         fprintf(stderr, "status %d (%s), contract says %d (%s)\n", (int)s,
                 pleat_status_string(s), (int)want, pleat_status_string(want));

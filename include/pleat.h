@@ -146,8 +146,8 @@ typedef struct pleat_timings {
 } pleat_timings;
 
 /**
- * Stage times of the context's last successful pleat_self_collide() or
- * pleat_find_pairs() call. Needs a context created with profile set; without
+ * Stage times of the context's last successful pleat_self_collide(),
+ * pleat_find_pairs() or pleat_self_collide_device() call. Needs a context created with profile set; without
  * it, or before any successful call, every time is 0. ctx or out NULL ->
  * INVALID_ARGUMENT.
  */
@@ -228,7 +228,8 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
 
 /**
  * pleat_self_collide() on data already in GPU memory, for pipelines that keep
- * their cloth on the GPU. CUDA contexts only (others: BACKEND_UNAVAILABLE).
+ * their cloth on the GPU. CUDA contexts only: on others it returns
+ * BACKEND_UNAVAILABLE once the argument checks below have passed.
  *
  * d_particles is device memory (count x 4 floats, corrected in place);
  * params->indices and params->rest_positions, when set, are device pointers
@@ -277,7 +278,8 @@ PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_pa
  *  queuing anything (a bad argument, no memory) does not count. The wait is
  *  on the context's own stream, so the call's stream may already be
  *  destroyed; a call replayed from a CUDA graph is not known to the context:
- *  wait for the graph's launch stream first. CUDA contexts only. */
+ *  wait for the graph's launch stream first. ctx NULL -> INVALID_ARGUMENT;
+ *  not a CUDA context -> BACKEND_UNAVAILABLE. */
 PLEAT_API pleat_status pleat_context_device_status(pleat_context *ctx);
 
 #ifdef __cplusplus
