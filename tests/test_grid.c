@@ -68,6 +68,10 @@ Test(grid, clamping_keeps_sentinels_empty)
         cr_assert(h1 >= 1 && h1 <= PLEAT_HASH_CELLS + 1, "hash1 cell %u", h1);
     }
     cr_assert_eq(pleat_grid_key(&g, -1, -1, -1), 1u | 1u << 16 | 1u << 24);
+    /* past the upper corner: the last usable cells, not the sentinels */
+    cr_assert_eq(pleat_grid_key(&g, 1e30f, 50, 50),
+                 (PLEAT_SWEEP_CELLS + 1) | (PLEAT_HASH_CELLS + 1) << 16 |
+                     (uint32_t)(PLEAT_HASH_CELLS + 1) << 24);
 }
 
 Test(grid, huge_distance_reach_is_clamped)

@@ -86,6 +86,62 @@ Test(pairs, boundary_is_inclusive)
     pleat_context_destroy(ctx);
 }
 
+/* The rest rule ignores a pair only when its rest positions are closer than
+ * the distance (DESIGN.md: |r_j - r_i|^2 < d^2): exactly d apart at rest it
+ * still collides, a float closer it does not. Both pairs are 0.5 apart
+ * now; the squared rest lengths are exact. */
+Test(pairs, rest_boundary_is_exclusive)
+{
+    pleat_context *ctx = cpu_context(1);
+    float pts[] = {0, 0, 0, 1, 0.5f, 0, 0, 1, 0, 3, 0, 1, 0.5f, 3, 0, 1};
+    float rest[] = {0, 0, 0, 0, 1, 0, 0, 0, 0, 3, 0, 0, 0.99999994f, 3, 0, 0};
+    pleat_params p = pleat_default_params();
+    p.distance = 1.0f;
+    p.rest_positions = rest;
+    size_t n;
+    uint32_t *pairs = pleat_pairs(ctx, pts, 4, &p, &n);
+    cr_assert_eq(n, 1);
+    cr_assert(pairs[0] == 0 && pairs[1] == 1, "pair %u-%u", pairs[0], pairs[1]);
+    free(pairs);
+    float before[16];
+    memcpy(before, pts, sizeof pts);
+    cr_assert_eq(pleat_self_collide(ctx, pts, 4, &p, NULL), PLEAT_OK);
+    cr_assert(pts[0] < 0.0f && pts[4] > 0.5f, "the pair at rest distance d moves");
+    cr_assert(memcmp(pts + 8, before + 8, 8 * sizeof(float)) == 0, "the closer one does not");
+    pleat_context_destroy(ctx);
+}
+
+/* A pair whose second particle is the highest index, at counts 2^k + 1:
+ * the pair list packs i and j into the bits that hold any index below the
+ * count, and one bit short would lose it. The others are 10 apart. */
+Test(pairs, highest_index_at_counts_just_past_a_power_of_two)
+{
+    pleat_context *ctx = cpu_context(2);
+    const int powers[] = {1, 2, 5, 8, 13, 16, 17};
+    for (size_t k = 0; k < sizeof powers / sizeof powers[0]; ++k) {
+        uint32_t count = (1u << powers[k]) + 1;
+        float *pts = malloc(16 * (size_t)count);
+        cr_assert(pts);
+        for (uint32_t i = 0; i < count; ++i) {
+            float *q = pts + 4 * (size_t)i;
+            q[0] = 10.0f * (float)i;
+            q[1] = q[2] = 0.0f;
+            q[3] = 1.0f;
+        }
+        pts[4 * (size_t)(count - 1)] = 0.5f; /* beside particle 0 */
+        pleat_params p = pleat_default_params();
+        p.distance = 1.0f;
+        size_t n;
+        uint32_t *pairs = pleat_pairs(ctx, pts, count, &p, &n);
+        cr_assert_eq(n, 1, "count %u: %zu pairs", count, n);
+        cr_assert(pairs[0] == 0 && pairs[1] == count - 1, "count %u: pair %u-%u", count,
+                  pairs[0], pairs[1]);
+        free(pairs);
+        free(pts);
+    }
+    pleat_context_destroy(ctx);
+}
+
 /* More particles than NvCloth's 65535 cap, on a lattice whose pair count is
  * known in closed form: with distance = spacing each particle pairs with
  * its 4 grid neighbours only. */

@@ -170,6 +170,44 @@ Test(response, exact_arithmetic_gives_the_exact_result)
     pleat_context_destroy(ctx);
 }
 
+/* The epsilon of DESIGN.md (Delta = s / (w_i + w_j + FLT_EPSILON) ...)
+ * matters where inverse masses are as small as it is (very heavy
+ * particles): two of w = FLT_EPSILON, 0.25 apart, d = 0.5, s = 1 move by
+ * 0.25 / 3 each (by 0.125 each without it), as the double reference says. */
+Test(response, epsilon_counts_beside_tiny_inverse_masses)
+{
+    pleat_context *ctx = cpu_context(1);
+    float pts[] = {0, 0, 0, FLT_EPSILON, 0.25f, 0, 0, FLT_EPSILON};
+    pleat_params p = pleat_default_params();
+    p.distance = 0.5f;
+    const uint32_t pair[2] = {0, 1};
+    double ref[8];
+    reference_response(pts, 2, &p, pair, 1, ref);
+    cr_assert(fabs(ref[0] + 0.25 / 3) < 1e-7 && fabs(ref[4] - (0.25 + 0.25 / 3)) < 1e-7,
+              "reference %.9g %.9g", ref[0], ref[4]);
+    cr_assert_eq(pleat_self_collide(ctx, pts, 2, &p, NULL), PLEAT_OK);
+    cr_assert(fabs(pts[0] - ref[0]) <= reference_tolerance(ref[0], 1, p.distance) &&
+                  fabs(pts[4] - ref[4]) <= reference_tolerance(ref[4], 1, p.distance),
+              "x0 %.9g x1 %.9g, reference %.9g %.9g", (double)pts[0], (double)pts[4], ref[0],
+              ref[4]);
+    pleat_context_destroy(ctx);
+}
+
+/* The pair rules as the CUDA sweep takes them from core/pair.h (the CPU
+ * sweep has its own vector compares, tested through the suites above):
+ * within the distance is inclusive, the rest rule exclusive. */
+Test(response, shared_pair_rules_match_the_contract)
+{
+    pleat_pair_consts k = pleat_pair_setup(1.0f, 1.0f);
+    const float below = 0.99999994f, above = 1.00000012f; /* the floats beside 1 */
+    cr_assert(pleat_pair_within(pleat_length2(0.0f, 1.0f, 0.0f), &k));
+    cr_assert(pleat_pair_within(below, &k));
+    cr_assert(!pleat_pair_within(above, &k));
+    cr_assert(!pleat_pair_rest_ignored(pleat_length2(1.0f, 0.0f, 0.0f), &k));
+    cr_assert(pleat_pair_rest_ignored(below, &k));
+    cr_assert(!pleat_pair_rest_ignored(above, &k));
+}
+
 Test(response, pinned_particles_never_move)
 {
     pleat_context *ctx = cpu_context(1);
