@@ -103,8 +103,10 @@ static pleat_status sweep(pleat_cpu *cpu, pleat_frame *f, pleat_sweep_mode mode,
     f->mode = mode;
     f->parts = threads < chunks ? threads : chunks;
     f->part = cpu->part;
-    for (uint32_t p = 0; p < f->parts; ++p)
-        pleat_cpu_part_reset(&f->part[p], pleat_part_begin(f, p + 1) - pleat_part_begin(f, p));
+    for (uint32_t p = 0; p < f->parts; ++p) {
+        uint32_t begin = pleat_part_begin(f, p), end = pleat_part_begin(f, p + 1);
+        pleat_cpu_part_reset(&f->part[p], end - begin, f->m - end);
+    }
     pleat_pool_run(cpu->pool, f->parts, cpu->kern->sweep, f);
     job->stats.pairs = job->stats.tests = 0;
     int out_of_memory = 0;
@@ -114,7 +116,7 @@ static pleat_status sweep(pleat_cpu *cpu, pleat_frame *f, pleat_sweep_mode mode,
         job->stats.pairs += f->chunks[p].pairs;
         job->stats.tests += f->chunks[p].tests;
     }
-    if (out_of_memory) /* a queue could not grow: nothing was written yet */
+    if (out_of_memory) /* a queue or table could not grow: nothing was written yet */
         return PLEAT_ERROR_OUT_OF_MEMORY;
     if (mode == PLEAT_SWEEP_CORRECT)
         pleat_cpu_settle(f, cpu->pool);

@@ -70,6 +70,7 @@ typedef struct pleat_part {
     pleat_foreign *items;     /* the queue, grown by the part's own thread */
     size_t count, capacity;
     size_t limit;             /* of the queue in this sweep; a full one folds */
+    size_t owable;            /* later positions: the most the table can hold */
     pleat_owed *table;        /* open addressing, slots a power of two or 0 */
     size_t slots, used;
     int out_of_memory;
@@ -139,8 +140,8 @@ static inline uint32_t pleat_part_begin(const pleat_frame *f, uint32_t p)
 }
 
 /* Empties a part's queue and table before a sweep of `particles` particles
- * in the part. */
-void pleat_cpu_part_reset(pleat_part *part, uint32_t particles);
+ * in the part, with `later` particles in the parts after it. */
+void pleat_cpu_part_reset(pleat_part *part, uint32_t particles, uint32_t later);
 /* Queues a correction for a particle of a later part; sets out_of_memory
  * (and drops it) when the queue or the table cannot grow. */
 void pleat_cpu_owe(pleat_part *part, uint32_t b, const int64_t c[3]);

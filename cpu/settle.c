@@ -20,10 +20,11 @@ static void empty_slots(pleat_owed *table, size_t slots)
         table[k].b = PLEAT_OWED_EMPTY;
 }
 
-void pleat_cpu_part_reset(pleat_part *part, uint32_t particles)
+void pleat_cpu_part_reset(pleat_part *part, uint32_t particles, uint32_t later)
 {
     part->count = 0;
     part->limit = particles > PLEAT_OWED_BATCH ? particles : PLEAT_OWED_BATCH;
+    part->owable = later;
     if (part->used) /* a failed call left it filled */
         empty_slots(part->table, part->slots);
     part->used = 0;
@@ -58,10 +59,12 @@ static void table_add(pleat_owed *table, size_t slots, size_t *used, uint32_t b,
         table[k].c[a] += c[a];
 }
 
-/* Makes room for `more` new particles in the table; 0 when it cannot grow. */
+/* Makes room for `more` new particles in the table (never more than the
+ * part can owe); 0 when it cannot grow. */
 static int table_room(pleat_part *part, size_t more)
 {
     size_t need = part->used + more, slots = part->slots ? part->slots : 1024;
+    need = need < part->owable ? need : part->owable;
     while (4 * need > 3 * slots)
         slots *= 2;
     if (slots == part->slots)

@@ -13,6 +13,9 @@
  * 4. Two contexts correcting the even and the odd particles of one array at
  *    once: each writes only what it moves, so the result is that of one
  *    subset after the other, and TSan sees no race.
+ * 5. A dense clump on 2 and 3 pool threads: so many pairs cross from one
+ *    sweep part to the next that the parts fold what they owe into their
+ *    tables (cpu/settle.c); the bits of the one-thread run.
  *
  * Exit status 0 when every check passed, 1 otherwise.
  */
@@ -69,7 +72,9 @@ typedef struct job {
     size_t num;
 } job;
 
-static void make_job(job *j, uint32_t n, uint64_t seed)
+/* n particles in a cube with about 6 others within 1 of each; the job's
+ * distance is `reach`. */
+static void make_job(job *j, uint32_t n, float reach, uint64_t seed)
 {
     memset(j, 0, sizeof *j);
     j->n = n;
@@ -88,7 +93,7 @@ static void make_job(job *j, uint32_t n, uint64_t seed)
         j->rest[i] =
             j->particles[i] + (i % 4 == 3 ? 0.0f : pleat_scene_uniform(&seed) - 0.5f);
     j->params = pleat_default_params();
-    j->params.distance = 1.0f;
+    j->params.distance = reach;
     j->params.stiffness = 0.8f;
     j->params.rest_positions = j->rest;
     pleat_context *ref = context("scalar", 1);
@@ -104,6 +109,14 @@ static void make_job(job *j, uint32_t n, uint64_t seed)
     CHECK(pleat_find_pairs(ref, j->particles, n, &j->params, j->list, j->num, &again) == PLEAT_OK,
           "list");
     pleat_context_destroy(ref);
+}
+
+static void free_job(job *j)
+{
+    free(j->particles);
+    free(j->rest);
+    free(j->collided);
+    free(j->list);
 }
 
 /* One collide and one list on ctx; 1 = right, 0 = refused and untouched,
@@ -183,8 +196,8 @@ static void disjoint_subsets(const job *j)
 int main(void)
 {
     job jobs[2];
-    make_job(&jobs[0], 12000, 1); /* 3 chunks: the pool threads split it */
-    make_job(&jobs[1], 3000, 2);
+    make_job(&jobs[0], 12000, 1.0f, 1); /* 3 chunks: the pool threads split it */
+    make_job(&jobs[1], 3000, 1.0f, 2);
 
     /* 1. separate contexts */
     static const char *isas[] = {"scalar", "sse2", "avx2", "neon", ""};
@@ -254,12 +267,19 @@ int main(void)
     pleat_context_destroy(shared);
 
     disjoint_subsets(&jobs[0]);
-    for (int k = 0; k < 2; ++k) {
-        free(jobs[k].particles);
-        free(jobs[k].rest);
-        free(jobs[k].collided);
-        free(jobs[k].list);
+
+    /* 5. a clump: about 170 neighbours each, 700k pairs */
+    job clump;
+    make_job(&clump, 9000, 3.0f, 3);
+    for (int t = 2; t <= 3; ++t) {
+        pleat_context *ctx = context("", t);
+        CHECK(run_once(ctx, &clump, 0) == 1, "clump, %d threads: not the 1-thread bits", t);
+        pleat_context_destroy(ctx);
     }
+    printf("dense clump: 2 and 3 threads fold what they owe\n");
+    free_job(&clump);
+    for (int k = 0; k < 2; ++k)
+        free_job(&jobs[k]);
     puts(failed ? "FAILED" : "passed");
     return failed;
 }

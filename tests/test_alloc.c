@@ -357,9 +357,10 @@ Test(alloc, large_scratch_on_huge_page_boundaries)
 
 /* What a part owes later parts is bounded by particles, not pairs: a dense
  * clump split between two threads crosses millions of pairs over 3000
- * particles; it takes about the scratch of one thread (a queue of 4096
- * entries, 64 KiB, and a table of the 3000 particles owed, 128 KiB; 16
- * bytes per crossing pair would be tens of MiB), and the same bits. */
+ * particles; it takes the scratch of one thread and 240 KiB (a queue grown
+ * to 4096 entries, 112 KiB allocated on the way, and a table for the 3000
+ * particles owed, 4096 slots, 128 KiB; 16 bytes per crossing pair would be
+ * tens of MiB), and the same bits. */
 Test(alloc, owed_corrections_grow_with_particles_not_pairs)
 {
     const scenario s = {"clump", CALL_COLLIDE, 6000, 0, 0, 1, 8.0f};
@@ -378,7 +379,7 @@ Test(alloc, owed_corrections_grow_with_particles_not_pairs)
     cr_assert(r[0].stats.pairs > 4000000, "a clump: %llu pairs",
               (unsigned long long)r[0].stats.pairs);
     assert_same(&s, &in, &r[0], &r[1], 0);
-    cr_assert(granted[1] < granted[0] + 1024 * 1024,
+    cr_assert(granted[1] <= granted[0] + 256 * 1024,
               "2 threads took %llu bytes of scratch, 1 thread %llu",
               (unsigned long long)granted[1], (unsigned long long)granted[0]);
     free_result(&r[0]);
