@@ -500,8 +500,8 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
         return st; /* nothing queued */
     st = queue_collide(cu, &f, &l);
     mark_done(cu, s); /* a failed call may have queued work on the scratch too */
-    /* its first step cleared the counters: a call failing after it leaves
-     * them half written */
+    /* the call reached the device, whose first step clears the counters: a
+     * failure from there on leaves them unreadable (LOST) */
     cu->device_checks = st == PLEAT_OK ? pleat_cuda::CHECKS_QUEUED : pleat_cuda::CHECKS_LOST;
     if (st == PLEAT_OK && stats) {
         st = read_counters(cu, f, s);
@@ -594,6 +594,9 @@ extern "C" pleat_status pleat_cuda_create(int device, void **impl, char *describ
         st = reserve(&cu->counters, 1, sizeof(pleat_cuda_counters));
     if (st == PLEAT_OK)
         st = reserve(&cu->device_counters, 1, sizeof(pleat_cuda_counters));
+    /* clear: a captured call sets CHECKS_QUEUED before its graph runs */
+    if (st == PLEAT_OK)
+        st = status_of(cudaMemset(cu->device_counters.data, 0, sizeof(pleat_cuda_counters)));
     if (st != PLEAT_OK) {
         cuda_destroy(cu);
         return st;

@@ -271,14 +271,15 @@ PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_pa
                                                  uint32_t count, const pleat_params *params,
                                                  void *stream, pleat_stats *stats);
 
-/** Waits for the context's last device-pointer call that queued work and
- *  returns the status of its data checks: PLEAT_OK when there was none, and
- *  PLEAT_ERROR_DEVICE when that call failed after queuing part of its work
- *  (the call returned its error too). A call that returned an error before
- *  queuing anything (a bad argument, no memory) does not count. The wait is
- *  on the context's own stream, so the call's stream may already be
- *  destroyed; a call replayed from a CUDA graph is not known to the context:
- *  wait for the graph's launch stream first. ctx NULL -> INVALID_ARGUMENT;
+/** Waits for the context's last device-pointer call that reached the device
+ *  and returns the status of its data checks: PLEAT_OK when there was none,
+ *  and PLEAT_ERROR_DEVICE when that call failed on the device (the call
+ *  returned its error too). A call refused before it reached the device (a
+ *  bad argument, no memory for its scratch) does not count. The wait is on
+ *  the context's own stream, so the call's stream may already be destroyed.
+ *  A call captured into a CUDA graph counts as the last call, but its checks
+ *  run only when the graph does: wait for the graph's launch stream first
+ *  (before any launch, the status is that of the call before it). ctx NULL -> INVALID_ARGUMENT;
  *  not a CUDA context -> BACKEND_UNAVAILABLE. */
 PLEAT_API pleat_status pleat_context_device_status(pleat_context *ctx);
 

@@ -362,7 +362,8 @@ static void status_rules(pleat_context *cpu)
     expect(cudaStreamDestroy(st) == cudaSuccess, "stream destroyed", name);
     expect(pleat_context_device_status(gpu) == PLEAT_ERROR_BAD_INDEX,
            "status after the stream was destroyed", name);
-    /* refused before queuing: the status is still the bad call's */
+    /* refused by the argument checks, before the backend: the status is
+     * still the bad call's */
     pleat_params refused = dp;
     refused.distance = -1.0f;
     expect(pleat_self_collide_device(gpu, d, sc.count, &refused, NULL, NULL) ==
