@@ -3,6 +3,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+int pleat_avx2_usable(unsigned leaf1_ecx, unsigned xcr0, unsigned max_leaf, unsigned leaf7_ebx)
+{
+    if (!(leaf1_ecx >> 27 & 1) || !(leaf1_ecx >> 28 & 1))
+        return 0; /* no OSXSAVE or no AVX */
+    if ((xcr0 & 6) != 6)
+        return 0; /* XMM and YMM state not enabled */
+    return max_leaf >= 7 && (leaf7_ebx >> 5 & 1);
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 
@@ -12,20 +21,23 @@ static int cpu_sse2(void)
     return __get_cpuid(1, &a, &b, &c, &d) && (d >> 26 & 1);
 }
 
-/* AVX2 needs the instructions (cpuid 7) and the OS saving YMM state (xgetbv). */
+/* Reads what pleat_avx2_usable() decides on; xgetbv only where OSXSAVE
+ * says it exists (elsewhere it faults). */
 static int cpu_avx2(void)
 {
     unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c >> 27 & 1) || !(c >> 28 & 1))
-        return 0; /* no OSXSAVE or no AVX */
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    if ((lo & 6) != 6)
-        return 0; /* XMM and YMM state not enabled */
-    if (__get_cpuid_max(0, NULL) < 7)
+    if (!__get_cpuid(1, &a, &b, &c, &d))
         return 0;
-    __cpuid_count(7, 0, a, b, c, d);
-    return b >> 5 & 1;
+    unsigned leaf1_ecx = c, xcr0 = 0, max_leaf = __get_cpuid_max(0, NULL), leaf7_ebx = 0;
+    if (leaf1_ecx >> 27 & 1) {
+        unsigned hi;
+        __asm__ volatile("xgetbv" : "=a"(xcr0), "=d"(hi) : "c"(0));
+    }
+    if (max_leaf >= 7) {
+        __cpuid_count(7, 0, a, b, c, d);
+        leaf7_ebx = b;
+    }
+    return pleat_avx2_usable(leaf1_ecx, xcr0, max_leaf, leaf7_ebx);
 }
 #endif
 

@@ -13,4 +13,10 @@ pleat_status pleat_isa_select(const pleat_kernels **out);
 /* Whether the named variant is built and supported here. */
 int pleat_isa_available(const char *name);
 
+/* AVX2 can run when the CPU has AVX (cpuid 1 ecx bit 28) and AVX2 (cpuid
+ * 7.0 ebx bit 5) and the OS saves XMM and YMM state (OSXSAVE, ecx bit 27,
+ * and XCR0 bits 1 and 2): the decision on those registers, apart from
+ * reading them, so it can be tested on any machine. */
+int pleat_avx2_usable(unsigned leaf1_ecx, unsigned xcr0, unsigned max_leaf, unsigned leaf7_ebx);
+
 #endif

@@ -65,3 +65,19 @@ Test(isa, every_variant_gives_the_scalar_bits)
     }
     cr_assert_gt(compared, SCENE_KIND_COUNT * 2, "at least scalar and one SIMD variant");
 }
+
+/* The AVX2 decision on given cpuid/xgetbv values: every requirement
+ * missing in turn (above all an OS that does not save YMM state: the
+ * instructions exist, yet would fault). */
+Test(isa, avx2_needs_the_cpu_and_the_os)
+{
+    const unsigned osxsave = 1u << 27, avx = 1u << 28, ymm = 6, avx2 = 1u << 5;
+    cr_assert(pleat_avx2_usable(osxsave | avx, ymm, 7, avx2));
+    cr_assert(pleat_avx2_usable(osxsave | avx, ymm | 0xe0, 13, avx2 | 1)); /* AVX-512 state too */
+    cr_assert(!pleat_avx2_usable(avx, ymm, 7, avx2), "no OSXSAVE");
+    cr_assert(!pleat_avx2_usable(osxsave, ymm, 7, avx2), "no AVX");
+    cr_assert(!pleat_avx2_usable(osxsave | avx, 2, 7, avx2), "YMM state off");
+    cr_assert(!pleat_avx2_usable(osxsave | avx, 4, 7, avx2), "XMM state off");
+    cr_assert(!pleat_avx2_usable(osxsave | avx, ymm, 6, avx2), "no leaf 7");
+    cr_assert(!pleat_avx2_usable(osxsave | avx, ymm, 7, avx2 ^ ~0u), "no AVX2 bit");
+}
