@@ -7,7 +7,9 @@
  * bits; then prints a hash of every result. The small scenes fit in one
  * part of the work; a last scene of 12k particles splits over the 3 threads,
  * so part boundaries, corrections owed across them and the apply's parts
- * are checked too (also under qemu, where only this program runs). Scenes
+ * are checked too (also under qemu, where only this program runs). Then a
+ * few cases with exactly known answers, from the Criterion response suite,
+ * which the NEON build (Criterion off) would otherwise never run. Scenes
  * are made with exact arithmetic, so the hash is the same on every ISA and
  * architecture: compare it between runs to check "same bits everywhere".
  *
@@ -143,6 +145,44 @@ static void run_scene(run *r, scene_kind kind, const char *tag, uint32_t n, int 
     scene_free(&sc);
 }
 
+/* Corrects n particles (distance d) and checks the pair count and the
+ * result against `want`, bit for bit. */
+static void known_answer(pleat_context *ctx, const char *name, float *pts, uint32_t n, float d,
+                         uint64_t pairs, const float *want)
+{
+    pleat_params p = pleat_default_params();
+    p.distance = d;
+    pleat_stats st;
+    int before = failures;
+    if (pleat_self_collide(ctx, pts, n, &p, &st) != PLEAT_OK || st.pairs != pairs)
+        fail(name, "status or pair count");
+    else if (memcmp(pts, want, 16 * (size_t)n) != 0)
+        fail(name, "not the known answer");
+    printf("%-26s %s\n", name, failures == before ? "known answer" : "WRONG");
+}
+
+/* The rare lanes of the correction: a huge inverse mass beside a tiny
+ * distance (clamped to 2^30 quanta, pushed away from the pinned particle),
+ * coincident particles (counted, not moved), and a pair whose every
+ * operation is exact (w_i + w_j + FLT_EPSILON is 1: x_i moves by exactly
+ * -2^-8 + 2^-30, and x_j, rounded once, to 0.5 + 2^-8 - 2^-14 - ...). */
+static void known_answers(pleat_context *ctx)
+{
+    float clamp[] = {0, 0, 0, 1.96e26f, -0x1.8p-100f, 0, 0, 0};
+    const float clamped[] = {0x1p-62f, 0, 0, 1.96e26f, -0x1.8p-100f, 0, 0, 0};
+    known_answer(ctx, "known/clamped", clamp, 2, 0x1.e666666p-63f, 1, clamped);
+    float same[] = {1, 2, 3, 1, 1, 2, 3, 1, 1, 2, 3, 2};
+    float unmoved[12];
+    memcpy(unmoved, same, sizeof same);
+    known_answer(ctx, "known/coincident", same, 3, 0.5f, 3, unmoved);
+    const float wi = 0x1p-6f, wj = 1.0f - 0x1p-6f - 0x1p-23f;
+    float exact[] = {0, 0, 0, wi, 0.5f, 0, 0, wj};
+    /* x_j = 0.5 - w_j * (0.5 - d), d = 0.75 - 2^-24, in float as pleat does it */
+    const float xj = 0.5f - (float)((double)wj * (0.5 - (0.75 - 0x1p-24)));
+    const float moved[] = {-0x1p-8f + 0x1p-30f, 0, 0, wi, xj, 0, 0, wj};
+    known_answer(ctx, "known/exact", exact, 2, 0.75f - 0x1p-24f, 1, moved);
+}
+
 int main(int argc, char **argv)
 {
     pleat_backend backend = PLEAT_BACKEND_CPU;
@@ -162,6 +202,7 @@ int main(int argc, char **argv)
     }
     /* one cloud big enough for 3 parts, all of it taking part */
     run_scene(&r, SCENE_CLOUD, "-12k", 12000, 1, 0, 0.5f);
+    known_answers(r.ctx);
     printf("pleat-check on %s: result hash %016llx\n", pleat_context_describe(r.ctx),
            (unsigned long long)r.total);
     printf("%d passed, %d failed\n", r.scenes - r.failed_scenes, r.failed_scenes);
