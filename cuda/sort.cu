@@ -84,10 +84,11 @@ __global__ void columns_kernel(pleat_cuda_frame f)
 
 cudaError_t pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream)
 {
-    cudaError_t e =
-        pleat_cuda_launch(gather_kernel, pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, stream, f);
-    if (e == cudaSuccess)
-        e = pleat_cuda_launch(columns_kernel, pleat_cuda_blocks(PLEAT_COLUMNS + 1),
-                              PLEAT_CUDA_BLOCK, stream, f);
-    return e;
+    return pleat_cuda_launch(gather_kernel, pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, stream, f);
+}
+
+cudaError_t pleat_cuda_columns(const pleat_cuda_frame &f, cudaStream_t stream)
+{
+    return pleat_cuda_launch(columns_kernel, pleat_cuda_blocks(PLEAT_COLUMNS + 1),
+                             PLEAT_CUDA_BLOCK, stream, f);
 }

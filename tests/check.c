@@ -165,7 +165,7 @@ static void known_answer(pleat_context *ctx, const char *name, float *pts, uint3
  * distance (clamped to 2^30 quanta, pushed away from the pinned particle),
  * coincident particles (counted, not moved), and a pair whose every
  * operation is exact (w_i + w_j + FLT_EPSILON is 1: x_i moves by exactly
- * -2^-8 + 2^-30, and x_j, rounded once, to 0.5 + 2^-8 - 2^-14 - ...). */
+ * -2^-8 + 2^-30; x_j ends at 0.5 - w_j (0.5 - d), rounded). */
 static void known_answers(pleat_context *ctx)
 {
     float clamp[] = {0, 0, 0, 1.96e26f, -0x1.8p-100f, 0, 0, 0};

@@ -322,7 +322,7 @@ Test(errors, index_checks_leave_nothing_behind)
     struct {
         const uint32_t *indices;
         uint32_t num;
-        uint32_t patch; /* all[COUNT - 1] becomes this, unless 0 */
+        uint32_t patch; /* all[COUNT - 1] becomes this (0: its own value) */
         pleat_status want;
     } calls[] = {
         {few, 4, 0, PLEAT_OK},
@@ -342,7 +342,7 @@ Test(errors, index_checks_leave_nothing_behind)
     pleat_params p = pleat_default_params();
     p.distance = 1.0f;
     for (size_t k = 0; k < sizeof calls / sizeof calls[0]; ++k) {
-        all[COUNT - 1] = calls[k].patch ? calls[k].patch : 0;
+        all[COUNT - 1] = calls[k].patch;
         p.indices = calls[k].indices;
         p.num_indices = calls[k].num;
         size_t num = 0;
