@@ -102,10 +102,22 @@ static uint64_t next_prime(uint64_t v)
     }
 }
 
+uint64_t bench_pair_term(uint32_t i, uint32_t j)
+{
+    /* splitmix64's finaliser of (min, max) */
+    uint64_t x = i < j ? (uint64_t)i << 32 | j : (uint64_t)j << 32 | i;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+    return x ^ (x >> 31);
+}
+
 int bench_baseline_run(bench_baseline *b, float *particles, uint32_t count, const float *rest,
-                       float distance, float stiffness, bench_baseline_stats *stats)
+                       float distance, float stiffness, bench_baseline_stats *stats,
+                       uint64_t *digest)
 {
     stats->pairs = stats->tests = stats->cells = 0;
+    if (digest)
+        *digest = 0;
     stats->hashed = 0;
     if (count < 2 || distance == 0.0f)
         return 0;
@@ -215,6 +227,8 @@ int bench_baseline_run(bench_baseline *b, float *particles, uint32_t count, cons
                             continue;
                     }
                     ++pairs;
+                    if (digest)
+                        *digest += bench_pair_term(b->order[s], b->order[t]);
                     float len = sqrtf(d2);
                     if (!(len > 0.0f))
                         continue; /* coincident: no direction, not moved */

@@ -25,9 +25,16 @@ bench_baseline *bench_baseline_create(void);
 void bench_baseline_destroy(bench_baseline *b);
 
 /* One self-collision pass over particles (count x {x, y, z, inverse mass}),
- * corrected in place. rest may be NULL. Returns 0, or -1 when out of memory
- * (particles untouched then). */
+ * corrected in place. rest may be NULL. With digest non-NULL it also gets
+ * bench_pair_digest() of the pairs it found (not for timed runs: it costs).
+ * Returns 0, or -1 when out of memory (particles untouched then). */
 int bench_baseline_run(bench_baseline *b, float *particles, uint32_t count, const float *rest,
-                       float distance, float stiffness, bench_baseline_stats *stats);
+                       float distance, float stiffness, bench_baseline_stats *stats,
+                       uint64_t *digest);
+
+/* One pair's term of a pair-set digest: the digest of a set is the sum (mod
+ * 2^64) of its pairs' terms, so two lists of the same pairs in any order and
+ * either orientation have the same digest. */
+uint64_t bench_pair_term(uint32_t i, uint32_t j);
 
 #endif

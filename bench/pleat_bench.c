@@ -155,10 +155,12 @@ static void usage(FILE *out)
 "times per call (on CUDA it syncs the device per stage); that cost is inside\n"
 "ms/call. --no-profile measures without it. baseline is the plain grid's\n"
 "median (ms per call) over as many calls; speedup = baseline / ms/call. The\n"
-"baseline must find exactly pleat's pairs: a row where it does not says\n"
+"baseline must find exactly pleat's pairs (the count, and a digest of the\n"
+"pairs listed by an untimed run of each): a row where it does not says\n"
 "MISMATCH, a warning goes to stderr and the exit status is 3. With --json,\n"
 "stdout holds only the JSON document; warnings go to stderr.\n"
-"Exit status: 0 ok, 1 error, 2 bad usage, 3 pair-count mismatch.\n");
+"Exit status: 0 ok, 1 error (or nothing could run), 2 bad usage, 3 pair\n"
+"mismatch.\n");
 }
 
 static int fail_usage(const char *what, const char *value)
@@ -278,7 +280,7 @@ static int parse_options(int argc, char **argv, options *o)
             char *end;
             errno = 0;
             unsigned long long s = strtoull(value, &end, 0);
-            if (end == value || *end || errno)
+            if (end == value || *end || errno || strchr(value, '-')) /* strtoull negates */
                 return fail_usage("--seed", value);
             o->seed = s;
         } else
@@ -326,9 +328,15 @@ static int parse_options(int argc, char **argv, options *o)
     }
     if ((count = split(isas, items)) <= 0)
         return fail_usage("--isa", isas);
+    static const char *const isa_names[] = {"scalar", "sse2", "avx2", "neon", "auto"};
     for (int i = 0; i < count; ++i) {
-        if (strlen(items[i]) >= sizeof o->isas[0])
-            return fail_usage("isa", items[i]);
+        int k = 0;
+        while (k < 5 && strcmp(items[i], isa_names[k]))
+            ++k;
+        for (int j = 0; k < 5 && j < o->num_isas; ++j)
+            k = strcmp(o->isas[j], items[i]) ? k : 5; /* named twice */
+        if (k == 5)
+            return fail_usage("isa (scalar, sse2, avx2, neon or auto, each once)", items[i]);
         strcpy(o->isas[o->num_isas++], items[i]);
     }
 
@@ -336,14 +344,19 @@ static int parse_options(int argc, char **argv, options *o)
     if ((count = split(backends ? backends : default_backends, items)) <= 0)
         return fail_usage("--backend", backends ? backends : "");
     for (int i = 0; i < count; ++i) {
+        pleat_backend b;
         if (!strcmp(items[i], "cpu"))
-            o->backends[o->num_backends++] = PLEAT_BACKEND_CPU;
+            b = PLEAT_BACKEND_CPU;
         else if (!strcmp(items[i], "cuda"))
-            o->backends[o->num_backends++] = PLEAT_BACKEND_CUDA;
+            b = PLEAT_BACKEND_CUDA;
         else if (!strcmp(items[i], "auto"))
-            o->backends[o->num_backends++] = PLEAT_BACKEND_AUTO;
+            b = PLEAT_BACKEND_AUTO;
         else
             return fail_usage("backend", items[i]);
+        for (int j = 0; j < o->num_backends; ++j)
+            if (o->backends[j] == b)
+                return fail_usage("backend (named twice)", items[i]);
+        o->backends[o->num_backends++] = b;
     }
     return 0;
 }
@@ -580,6 +593,7 @@ static void keep_baseline(bench_row *dst, const bench_row *src)
     dst->baseline_ms = src->baseline_ms;
     dst->baseline_pairs = src->baseline_pairs;
     dst->baseline_tests = src->baseline_tests;
+    dst->baseline_digest = src->baseline_digest;
     dst->baseline_hashed = src->baseline_hashed;
 }
 
@@ -592,12 +606,17 @@ static int run_baseline(bench_baseline *b, const scene *sc, float *work, int rep
     for (int r = -1; r < repeats; ++r) { /* r = -1: warm-up */
         memcpy(work, sc->start, bytes);
         double t0 = now_ms();
-        if (bench_baseline_run(b, work, sc->n, sc->rest, sc->distance, 1.0f, &st))
+        if (bench_baseline_run(b, work, sc->n, sc->rest, sc->distance, 1.0f, &st, NULL))
             return -1;
         double t1 = now_ms();
         if (r >= 0)
             times[r] = t1 - t0;
     }
+    /* untimed: which pairs it found */
+    memcpy(work, sc->start, bytes);
+    if (bench_baseline_run(b, work, sc->n, sc->rest, sc->distance, 1.0f, &st,
+                           &row->baseline_digest))
+        return -1;
     row->has_baseline = 1;
     row->baseline_ms = median(times, repeats);
     row->baseline_pairs = st.pairs;
@@ -631,7 +650,7 @@ static int device_setup(device_copies *d, const scene *sc, pleat_params *params)
 
 static pleat_status device_call(pleat_context *ctx, device_copies *d, const scene *sc,
                                 const pleat_params *params, pleat_stats *stats, double *t0,
-                                double *t1)
+                                double *t1, pleat_timings *tm)
 {
     size_t bytes = (size_t)sc->n * 4 * sizeof(float);
     if (cudaMemcpy(d->particles, sc->start, bytes, cudaMemcpyHostToDevice) != cudaSuccess ||
@@ -644,6 +663,7 @@ static pleat_status device_call(pleat_context *ctx, device_copies *d, const scen
     *t1 = now_ms();
     if (s != PLEAT_OK)
         return s;
+    pleat_context_timings(ctx, tm); /* the timed call's stages, before the next call */
     /* untimed: the stats of the same call (asking for them is a sync) */
     if (cudaMemcpy(d->particles, sc->start, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
         return PLEAT_ERROR_DEVICE;
@@ -664,9 +684,9 @@ static int device_setup(device_copies *d, const scene *sc, pleat_params *params)
 
 static pleat_status device_call(pleat_context *ctx, device_copies *d, const scene *sc,
                                 const pleat_params *params, pleat_stats *stats, double *t0,
-                                double *t1)
+                                double *t1, pleat_timings *tm)
 {
-    (void)ctx, (void)d, (void)sc, (void)params, (void)stats, (void)t0, (void)t1;
+    (void)ctx, (void)d, (void)sc, (void)params, (void)stats, (void)t0, (void)t1, (void)tm;
     return PLEAT_ERROR_BACKEND_UNAVAILABLE;
 }
 
@@ -676,10 +696,30 @@ static void device_free(device_copies *d)
 }
 #endif
 
-/* Times pleat on sc with one variant and thread count. Returns 0, or -1
- * after printing why. */
-static int run_pleat(const variant *v, int threads, int profile, const scene *sc, float *work,
-                     int repeats, double *times, bench_row *row)
+/* bench_pair_term() summed over pleat_find_pairs' list on the start
+ * positions (host pointers on every backend), untimed. */
+static pleat_status pair_digest(pleat_context *ctx, const scene *sc, const pleat_params *params,
+                                uint64_t pairs, uint64_t *digest)
+{
+    pleat_params host = *params;
+    host.rest_positions = sc->rest; /* a device row's params hold device pointers */
+    uint32_t *list = malloc((size_t)(pairs ? pairs : 1) * 2 * sizeof *list);
+    if (!list)
+        return PLEAT_ERROR_OUT_OF_MEMORY;
+    size_t found;
+    pleat_status s = pleat_find_pairs(ctx, sc->start, sc->n, &host, list, (size_t)pairs, &found);
+    *digest = 0;
+    for (size_t k = 0; s == PLEAT_OK && k < found; ++k)
+        *digest += bench_pair_term(list[2 * k], list[2 * k + 1]);
+    free(list);
+    return s;
+}
+
+/* Times pleat on sc with one variant and thread count; with `digest`, also
+ * lists its pairs (untimed) for the baseline check. Returns 0, or -1 after
+ * printing why. */
+static int run_pleat(const variant *v, int threads, int profile, int digest, const scene *sc,
+                     float *work, int repeats, double *times, bench_row *row)
 {
     pleat_context_desc desc = pleat_default_context_desc();
     desc.backend = v->backend;
@@ -714,13 +754,15 @@ static int run_pleat(const variant *v, int threads, int profile, const scene *sc
     }
     for (int r = -1; r < repeats && s == PLEAT_OK; ++r) { /* r = -1: warm-up */
         double t0, t1;
+        pleat_timings tm = {0, 0, 0, 0};
         if (v->device_ptrs) {
-            s = device_call(ctx, &dev, sc, &params, &stats, &t0, &t1);
+            s = device_call(ctx, &dev, sc, &params, &stats, &t0, &t1, &tm);
         } else {
             memcpy(work, sc->start, bytes);
             t0 = now_ms();
             s = pleat_self_collide(ctx, work, sc->n, &params, &stats);
             t1 = now_ms();
+            pleat_context_timings(ctx, &tm);
         }
         if (s != PLEAT_OK || r < 0) {
             first = stats;
@@ -729,9 +771,6 @@ static int run_pleat(const variant *v, int threads, int profile, const scene *sc
         if (stats.pairs != first.pairs || stats.tests != first.tests)
             fprintf(stderr, "pleat-bench: WARNING: %s n=%u %s %s: stats changed between calls\n",
                     sc->name, (unsigned)sc->n, v->label, v->isa);
-        pleat_timings tm = {0, 0, 0, 0};
-        if (profile)
-            pleat_context_timings(ctx, &tm);
         times[r] = t1 - t0;
         stage[0][r] = tm.bounds_keys_ms;
         stage[1][r] = tm.sort_ms;
@@ -739,9 +778,14 @@ static int run_pleat(const variant *v, int threads, int profile, const scene *sc
         stage[3][r] = tm.apply_ms;
     }
     device_free(&dev);
+    const char *call = "pleat_self_collide";
+    if (s == PLEAT_OK && digest) {
+        call = "pleat_find_pairs";
+        s = pair_digest(ctx, sc, &params, stats.pairs, &row->digest);
+    }
     pleat_context_destroy(ctx);
     if (s != PLEAT_OK) {
-        fprintf(stderr, "pleat-bench: pleat_self_collide on %s n=%u (%s): %s\n", sc->name,
+        fprintf(stderr, "pleat-bench: %s on %s n=%u (%s): %s\n", call, sc->name,
                 (unsigned)sc->n, row->describe, pleat_status_string(s));
         return -1;
     }
@@ -767,7 +811,7 @@ int main(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
 
-    static variant vars[4 * MAX_LIST];
+    static variant vars[4 * MAX_LIST]; /* at most 3 backends x 5 ISAs: no repeats */
     static bench_skip skips[4 * MAX_LIST];
     int num_skips;
     int num_vars = probe(&o, vars, skips, &num_skips);
@@ -782,8 +826,11 @@ int main(int argc, char **argv)
                       num_skips};
     FILE *out = stdout;
     bench_report_begin(out, o.json, &h);
-    if (num_vars == 0)
+    if (num_vars == 0) { /* a run that measured nothing must not pass for one that did */
         fprintf(stderr, "pleat-bench: nothing to run: every backend/ISA asked for was skipped\n");
+        bench_report_end(out, o.json, 0, 0);
+        return 1;
+    }
 
     bench_baseline *base = o.baseline ? bench_baseline_create() : NULL;
     static bench_row best[4 * MAX_LIST * MAX_LIST]; /* per variant and thread count */
@@ -822,8 +869,8 @@ int main(int argc, char **argv)
                     int nt = vars[vi].on_cpu ? o.num_threads : 1;
                     for (int ti = 0; ti < nt && !failed; ++ti, ++num_rows) {
                         bench_row row = b;
-                        if (run_pleat(&vars[vi], o.threads[ti], o.profile, &sc, work, repeats,
-                                      times, &row))
+                        if (run_pleat(&vars[vi], o.threads[ti], o.profile, o.baseline, &sc, work,
+                                      repeats, times, &row))
                             failed = 1;
                         else if (round == 0 || row.ms < best[num_rows].ms)
                             best[num_rows] = row;
@@ -833,12 +880,13 @@ int main(int argc, char **argv)
             for (int k = 0; k < num_rows && !failed; ++k) {
                 bench_row row = best[k];
                 keep_baseline(&row, &proto); /* the fastest baseline round */
-                row.pairs_match = !row.has_baseline || row.pairs == row.baseline_pairs;
+                row.pairs_match = !row.has_baseline || (row.pairs == row.baseline_pairs &&
+                                                        row.digest == row.baseline_digest);
                 if (!row.pairs_match) {
                     ++mismatches;
                     fprintf(stderr,
-                            "\n!!! pleat-bench WARNING: PAIR COUNT MISMATCH on %s n=%u, %s: "
-                            "pleat found %llu pairs, the baseline %llu !!!\n\n",
+                            "\n!!! pleat-bench WARNING: PAIR MISMATCH on %s n=%u, %s: "
+                            "pleat found %llu pairs, the baseline %llu (or other pairs) !!!\n\n",
                             sc.name, (unsigned)sc.n, row.describe, (unsigned long long)row.pairs,
                             (unsigned long long)row.baseline_pairs);
                 }

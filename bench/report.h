@@ -40,16 +40,17 @@ typedef struct bench_row {
     double ms, ms_min, ms_max;              /* per call */
     double bounds_keys_ms, sort_ms, sweep_ms, apply_ms; /* medians; 0 without profile */
     uint64_t pairs, tests;
+    uint64_t digest;     /* bench_pair_term() sum of pleat_find_pairs' list */
     int has_baseline;
     double baseline_ms;
-    uint64_t baseline_pairs, baseline_tests;
+    uint64_t baseline_pairs, baseline_tests, baseline_digest;
     int baseline_hashed;
-    int pairs_match;     /* 1 when there is no baseline */
+    int pairs_match;     /* the same pairs as the baseline; 1 when there is none */
 } bench_row;
 
 void bench_report_begin(FILE *out, int json, const bench_header *h);
 void bench_report_row(FILE *out, int json, const bench_row *r);
-/* mismatches: rows whose pair count differed from the baseline's. */
+/* mismatches: rows whose pairs differed from the baseline's. */
 void bench_report_end(FILE *out, int json, int rows, int mismatches);
 
 #endif
