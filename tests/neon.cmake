@@ -1,7 +1,15 @@
-# Builds pleat-check for AArch64 (NEON) with the cross toolchain, runs its
-# tests under qemu-user (every AArch64 variant, and the same-bits check
-# between them), then checks that its result hash equals this machine's:
-# the same bits on x86-64 and AArch64.
+# Cross-builds the tests for AArch64 (NEON) with Debian's toolchain and runs
+# them under qemu-user (every AArch64 variant: scalar and neon, and the
+# same-bits check between them), then checks that pleat-check's result hash
+# equals this machine's: the same bits on x86-64 and AArch64.
+#
+# The Criterion suites run too where they can. They need an arm64 root with
+# Criterion unpacked in it, named by the environment's PLEAT_AARCH64_ROOT
+# (cmake/fetch-aarch64-root.sh makes one), and, because Criterion starts
+# each test in a new process by exec, the kernel told to run AArch64
+# programs with qemu (binfmt_misc). .ci/run sets both up. Without them only
+# pleat-check runs, with a warning, or a failure when the environment has
+# PLEAT_NEON_SUITES=require (CI).
 # Inputs: SOURCE_DIR, WORK_DIR, GENERATOR, NATIVE_CHECK.
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -18,18 +26,44 @@ function(result_hash text var)
   set(${var} ${CMAKE_MATCH_1} PARENT_SCOPE)
 endfunction()
 
+# What the Criterion suites lack here, if anything.
+set(root "$ENV{PLEAT_AARCH64_ROOT}")
+set(missing "")
+if(NOT root OR NOT EXISTS ${root}/usr/lib/aarch64-linux-gnu/libcriterion.so.3)
+  list(APPEND missing "an arm64 root with Criterion in PLEAT_AARCH64_ROOT (cmake/fetch-aarch64-root.sh)")
+endif()
+set(binfmt /proc/sys/fs/binfmt_misc/qemu-aarch64)
+if(EXISTS ${binfmt})
+  file(STRINGS ${binfmt} state LIMIT_COUNT 1)
+endif()
+if(NOT EXISTS ${binfmt} OR NOT state STREQUAL "enabled")
+  list(APPEND missing "qemu-aarch64 registered with binfmt_misc (as .ci/run does)")
+endif()
+if(missing)
+  list(JOIN missing "; " why)
+  if("$ENV{PLEAT_NEON_SUITES}" STREQUAL "require")
+    message(FATAL_ERROR "NEON: the Criterion suites cannot run under qemu: missing ${why}")
+  endif()
+  message(WARNING "NEON: only pleat-check runs under qemu; the Criterion suites need ${why}")
+  set(suites -DPLEAT_CRITERION=OFF
+             "-DCMAKE_CROSSCOMPILING_EMULATOR=qemu-aarch64;-L;/usr/aarch64-linux-gnu")
+else()
+  set(suites -DPLEAT_CRITERION=ON -DPLEAT_CRITERION_ROOT=${root}
+             "-DCMAKE_CROSSCOMPILING_EMULATOR=qemu-aarch64;-L;${root}")
+  set(ENV{QEMU_LD_PREFIX} ${root}) # for the processes Criterion starts
+endif()
+
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR} -G ${GENERATOR}
     -DCMAKE_TOOLCHAIN_FILE=${SOURCE_DIR}/cmake/aarch64-linux-gnu.cmake
-    -DCMAKE_BUILD_TYPE=Release -DPLEAT_CRITERION=OFF -DPLEAT_BUILD_SAMPLES=OFF
+    -DCMAKE_BUILD_TYPE=Release ${suites} -DPLEAT_BUILD_SAMPLES=OFF
     -DPLEAT_BUILD_BENCH=OFF -DPLEAT_CUDA=OFF)
-run(${CMAKE_COMMAND} --build ${WORK_DIR} --target pleat-check)
-run(${CMAKE_CTEST_COMMAND} --test-dir ${WORK_DIR} --output-on-failure)
+run(${CMAKE_COMMAND} --build ${WORK_DIR})
+run(${CMAKE_CTEST_COMMAND} --test-dir ${WORK_DIR} --output-on-failure --parallel 2)
 message(STATUS "AArch64 tests under qemu:\n${out}")
 
-set(ENV{PLEAT_CPU_ISA} neon)
-run(qemu-aarch64 -L /usr/aarch64-linux-gnu ${WORK_DIR}/tests/pleat-check)
+# check.neon's own output: the emulator command is the cross build's
+run(${CMAKE_CTEST_COMMAND} --test-dir ${WORK_DIR} -R "^check\\.neon$" --verbose)
 result_hash("${out}" neon)
-unset(ENV{PLEAT_CPU_ISA})
 run(${NATIVE_CHECK})
 result_hash("${out}" native)
 if(NOT neon STREQUAL native)

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Unpacks Debian's arm64 C runtime and Criterion (with every library it
+# needs) into DIR, for the NEON tests under qemu-user (qemu -L DIR). They are
+# unpacked, not installed: Criterion cannot be installed for two
+# architectures at once (libnanomsg5 is not co-installable), and an
+# installed arm64 libc would be found beside the cross toolchain's own.
+# Needs arm64 among dpkg's architectures (dpkg --add-architecture arm64,
+# then apt-get update). Usage: fetch-aarch64-root.sh DIR
+set -euo pipefail
+dir=$(realpath -m "${1:?usage: $0 DIR}")
+mkdir -p "$dir/.debs"
+cd "$dir/.debs"
+# libcriterion3:arm64 and what it needs at run time, libc6 included
+mapfile -t pkgs < <(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
+  --no-breaks --no-replaces --no-enhances libcriterion3:arm64 | grep -E '^[a-z0-9].*:arm64$' | sort -u)
+((${#pkgs[@]} > 1)) || { echo "no arm64 packages known to apt (add arm64, apt-get update)" >&2; exit 1; }
+apt-get download -qq "${pkgs[@]}"
+for deb in *.deb; do dpkg -x "$deb" "$dir"; done
+test -e "$dir/usr/lib/aarch64-linux-gnu/libcriterion.so.3"
+echo "arm64 runtime with Criterion in $dir (${#pkgs[@]} packages)"
