@@ -26,7 +26,7 @@ void bench_baseline_destroy(bench_baseline *b);
 
 /* One self-collision pass over particles (count x {x, y, z, inverse mass}),
  * corrected in place. rest may be NULL. With digest non-NULL it also gets
- * bench_pair_digest() of the pairs it found (not for timed runs: it costs).
+ * the digest (below) of the pairs it found (not for timed runs: it costs).
  * Returns 0, or -1 when out of memory (particles untouched then). */
 int bench_baseline_run(bench_baseline *b, float *particles, uint32_t count, const float *rest,
                        float distance, float stiffness, bench_baseline_stats *stats,

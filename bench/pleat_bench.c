@@ -169,6 +169,15 @@ static int fail_usage(const char *what, const char *value)
     return 2;
 }
 
+/* Index of name in names[0 .. count), or count. */
+static int name_index(const char *name, const char *const *names, int count)
+{
+    int k = 0;
+    while (k < count && strcmp(name, names[k]))
+        ++k;
+    return k;
+}
+
 /* Splits a comma-separated list in place; returns the count or -1 if too many. */
 static int split(char *list, char *items[MAX_LIST])
 {
@@ -293,9 +302,7 @@ static int parse_options(int argc, char **argv, options *o)
     if ((count = split(scenes ? scenes : all_scenes, items)) <= 0)
         return fail_usage("--scenes", scenes ? scenes : "");
     for (int i = 0; i < count; ++i) {
-        int k = 0;
-        while (k < NUM_SCENES && strcmp(items[i], scene_names[k]))
-            ++k;
+        int k = name_index(items[i], scene_names, NUM_SCENES);
         if (k == NUM_SCENES)
             return fail_usage("scene", items[i]);
         o->scenes[o->num_scenes++] = (scene_kind)k;
@@ -329,14 +336,14 @@ static int parse_options(int argc, char **argv, options *o)
     if ((count = split(isas, items)) <= 0)
         return fail_usage("--isa", isas);
     static const char *const isa_names[] = {"scalar", "sse2", "avx2", "neon", "auto"};
+    const int num_isa_names = (int)(sizeof isa_names / sizeof *isa_names);
+    const char *isa_what = isas == env_isa ? "isa in PLEAT_CPU_ISA" : "isa";
     for (int i = 0; i < count; ++i) {
-        int k = 0;
-        while (k < 5 && strcmp(items[i], isa_names[k]))
-            ++k;
-        for (int j = 0; k < 5 && j < o->num_isas; ++j)
-            k = strcmp(o->isas[j], items[i]) ? k : 5; /* named twice */
-        if (k == 5)
-            return fail_usage("isa (scalar, sse2, avx2, neon or auto, each once)", items[i]);
+        if (name_index(items[i], isa_names, num_isa_names) == num_isa_names)
+            return fail_usage(isa_what, items[i]);
+        for (int j = 0; j < o->num_isas; ++j)
+            if (!strcmp(o->isas[j], items[i]))
+                return fail_usage("isa (named twice)", items[i]);
         strcpy(o->isas[o->num_isas++], items[i]);
     }
 
@@ -593,13 +600,13 @@ static void keep_baseline(bench_row *dst, const bench_row *src)
     dst->baseline_ms = src->baseline_ms;
     dst->baseline_pairs = src->baseline_pairs;
     dst->baseline_tests = src->baseline_tests;
-    dst->baseline_digest = src->baseline_digest;
     dst->baseline_hashed = src->baseline_hashed;
 }
 
-/* Times the baseline on sc. Returns 0 or -1 (out of memory). */
+/* Times the baseline on sc; with `list`, also digests its pairs (untimed)
+ * for the check against pleat's. Returns 0 or -1 (out of memory). */
 static int run_baseline(bench_baseline *b, const scene *sc, float *work, int repeats,
-                        double *times, bench_row *row)
+                        double *times, int list, bench_row *row)
 {
     size_t bytes = (size_t)sc->n * 4 * sizeof(float);
     bench_baseline_stats st;
@@ -612,10 +619,9 @@ static int run_baseline(bench_baseline *b, const scene *sc, float *work, int rep
         if (r >= 0)
             times[r] = t1 - t0;
     }
-    /* untimed: which pairs it found */
     memcpy(work, sc->start, bytes);
-    if (bench_baseline_run(b, work, sc->n, sc->rest, sc->distance, 1.0f, &st,
-                           &row->baseline_digest))
+    if (list && bench_baseline_run(b, work, sc->n, sc->rest, sc->distance, 1.0f, &st,
+                                   &row->baseline_digest))
         return -1;
     row->has_baseline = 1;
     row->baseline_ms = median(times, repeats);
@@ -696,29 +702,31 @@ static void device_free(device_copies *d)
 }
 #endif
 
-/* bench_pair_term() summed over pleat_find_pairs' list on the start
- * positions (host pointers on every backend), untimed. */
+/* pleat_find_pairs' list on the start positions (host pointers on every
+ * backend), untimed: its count and bench_pair_term() sum into the row. */
 static pleat_status pair_digest(pleat_context *ctx, const scene *sc, const pleat_params *params,
-                                uint64_t pairs, uint64_t *digest)
+                                bench_row *row)
 {
     pleat_params host = *params;
     host.rest_positions = sc->rest; /* a device row's params hold device pointers */
-    uint32_t *list = malloc((size_t)(pairs ? pairs : 1) * 2 * sizeof *list);
-    if (!list)
-        return PLEAT_ERROR_OUT_OF_MEMORY;
     size_t found;
-    pleat_status s = pleat_find_pairs(ctx, sc->start, sc->n, &host, list, (size_t)pairs, &found);
-    *digest = 0;
+    pleat_status s = pleat_find_pairs(ctx, sc->start, sc->n, &host, NULL, 0, &found);
+    uint32_t *list = s == PLEAT_OK ? malloc((found ? found : 1) * 2 * sizeof *list) : NULL;
+    if (s != PLEAT_OK || !list)
+        return s != PLEAT_OK ? s : PLEAT_ERROR_OUT_OF_MEMORY;
+    s = pleat_find_pairs(ctx, sc->start, sc->n, &host, list, found, &found);
+    row->listed = found;
+    row->digest = 0;
     for (size_t k = 0; s == PLEAT_OK && k < found; ++k)
-        *digest += bench_pair_term(list[2 * k], list[2 * k + 1]);
+        row->digest += bench_pair_term(list[2 * k], list[2 * k + 1]);
     free(list);
     return s;
 }
 
-/* Times pleat on sc with one variant and thread count; with `digest`, also
- * lists its pairs (untimed) for the baseline check. Returns 0, or -1 after
+/* Times pleat on sc with one variant and thread count; with `list`, also
+ * digests its pairs (untimed) for the baseline check. Returns 0, or -1 after
  * printing why. */
-static int run_pleat(const variant *v, int threads, int profile, int digest, const scene *sc,
+static int run_pleat(const variant *v, int threads, int profile, int list, const scene *sc,
                      float *work, int repeats, double *times, bench_row *row)
 {
     pleat_context_desc desc = pleat_default_context_desc();
@@ -779,9 +787,9 @@ static int run_pleat(const variant *v, int threads, int profile, int digest, con
     }
     device_free(&dev);
     const char *call = "pleat_self_collide";
-    if (s == PLEAT_OK && digest) {
+    if (s == PLEAT_OK && list) {
         call = "pleat_find_pairs";
-        s = pair_digest(ctx, sc, &params, stats.pairs, &row->digest);
+        s = pair_digest(ctx, sc, &params, row);
     }
     pleat_context_destroy(ctx);
     if (s != PLEAT_OK) {
@@ -834,6 +842,7 @@ int main(int argc, char **argv)
 
     bench_baseline *base = o.baseline ? bench_baseline_create() : NULL;
     static bench_row best[4 * MAX_LIST * MAX_LIST]; /* per variant and thread count */
+    static bench_row listed[4 * MAX_LIST * MAX_LIST]; /* the same, round 0: with the pairs */
     int rows = 0, mismatches = 0, failed = o.baseline && !base;
     for (int si = 0; si < o.num_scenes && !failed; ++si) {
         for (int zi = 0; zi < o.num_sizes && !failed; ++zi) {
@@ -853,10 +862,12 @@ int main(int argc, char **argv)
             proto.distance = sc.distance;
             proto.rest = sc.rest != NULL;
             int num_rows = 0;
+            uint64_t base_digest = 0;
             for (int round = 0; round < o.rounds && !failed; ++round) {
                 bench_row b = proto;
+                int list = o.baseline && round == 0; /* the pairs are checked once */
                 if (!work || !times ||
-                    (o.baseline && run_baseline(base, &sc, work, repeats, times, &b))) {
+                    (o.baseline && run_baseline(base, &sc, work, repeats, times, list, &b))) {
                     fprintf(stderr, "pleat-bench: out of memory for %s n=%u\n",
                             scene_names[o.scenes[si]], (unsigned)o.sizes[zi]);
                     failed = 1;
@@ -864,31 +875,41 @@ int main(int argc, char **argv)
                 }
                 if (round == 0 || b.baseline_ms < proto.baseline_ms)
                     proto = b;
+                base_digest = list ? b.baseline_digest : base_digest;
                 num_rows = 0;
                 for (int vi = 0; vi < num_vars && !failed; ++vi) {
                     int nt = vars[vi].on_cpu ? o.num_threads : 1;
                     for (int ti = 0; ti < nt && !failed; ++ti, ++num_rows) {
                         bench_row row = b;
-                        if (run_pleat(&vars[vi], o.threads[ti], o.profile, o.baseline, &sc, work,
+                        if (run_pleat(&vars[vi], o.threads[ti], o.profile, list, &sc, work,
                                       repeats, times, &row))
                             failed = 1;
                         else if (round == 0 || row.ms < best[num_rows].ms)
                             best[num_rows] = row;
+                        if (list)
+                            listed[num_rows] = row;
                     }
                 }
             }
             for (int k = 0; k < num_rows && !failed; ++k) {
                 bench_row row = best[k];
                 keep_baseline(&row, &proto); /* the fastest baseline round */
+                row.listed = listed[k].listed;
+                row.digest = listed[k].digest;
+                row.baseline_digest = base_digest;
                 row.pairs_match = !row.has_baseline || (row.pairs == row.baseline_pairs &&
+                                                        row.listed == row.baseline_pairs &&
                                                         row.digest == row.baseline_digest);
                 if (!row.pairs_match) {
                     ++mismatches;
                     fprintf(stderr,
-                            "\n!!! pleat-bench WARNING: PAIR MISMATCH on %s n=%u, %s: "
-                            "pleat found %llu pairs, the baseline %llu (or other pairs) !!!\n\n",
+                            "\n!!! pleat-bench WARNING: PAIR MISMATCH on %s n=%u, %s: pleat "
+                            "found %llu pairs (%llu listed), the baseline %llu%s !!!\n\n",
                             sc.name, (unsigned)sc.n, row.describe, (unsigned long long)row.pairs,
-                            (unsigned long long)row.baseline_pairs);
+                            (unsigned long long)row.listed, (unsigned long long)row.baseline_pairs,
+                            row.pairs == row.baseline_pairs && row.listed == row.pairs
+                                ? ", the same count but other pairs"
+                                : "");
                 }
                 bench_report_row(out, o.json, &row);
                 ++rows;

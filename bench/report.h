@@ -40,7 +40,7 @@ typedef struct bench_row {
     double ms, ms_min, ms_max;              /* per call */
     double bounds_keys_ms, sort_ms, sweep_ms, apply_ms; /* medians; 0 without profile */
     uint64_t pairs, tests;
-    uint64_t digest;     /* bench_pair_term() sum of pleat_find_pairs' list */
+    uint64_t listed, digest; /* pleat_find_pairs' pairs: count, bench_pair_term() sum */
     int has_baseline;
     double baseline_ms;
     uint64_t baseline_pairs, baseline_tests, baseline_digest;

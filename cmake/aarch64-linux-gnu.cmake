@@ -7,9 +7,8 @@ set(CMAKE_FIND_ROOT_PATH /usr/aarch64-linux-gnu)
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
-# The AArch64 C runtime qemu runs the tests on: the cross toolchain's, unless
-# the cache names another (tests/neon.cmake: an unpacked arm64 root that
+# The AArch64 C runtime qemu runs the tests on (qemu -L): the cross
+# toolchain's, or another root (tests/neon.cmake: an unpacked arm64 root that
 # also holds Criterion)
-if(NOT DEFINED CMAKE_CROSSCOMPILING_EMULATOR)
-  set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/aarch64-linux-gnu)
-endif()
+set(PLEAT_QEMU_LD_PREFIX /usr/aarch64-linux-gnu CACHE PATH "AArch64 root qemu runs the tests on")
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L ${PLEAT_QEMU_LD_PREFIX})

@@ -45,11 +45,10 @@ if(missing)
     message(FATAL_ERROR "NEON: the Criterion suites cannot run under qemu: missing ${why}")
   endif()
   message(WARNING "NEON: only pleat-check runs under qemu; the Criterion suites need ${why}")
-  set(suites -DPLEAT_CRITERION=OFF
-             "-DCMAKE_CROSSCOMPILING_EMULATOR=qemu-aarch64;-L;/usr/aarch64-linux-gnu")
+  set(suites -DPLEAT_CRITERION=OFF -DPLEAT_CRITERION_ROOT=
+             -DPLEAT_QEMU_LD_PREFIX=/usr/aarch64-linux-gnu)
 else()
-  set(suites -DPLEAT_CRITERION=ON -DPLEAT_CRITERION_ROOT=${root}
-             "-DCMAKE_CROSSCOMPILING_EMULATOR=qemu-aarch64;-L;${root}")
+  set(suites -DPLEAT_CRITERION=ON -DPLEAT_CRITERION_ROOT=${root} -DPLEAT_QEMU_LD_PREFIX=${root})
   set(ENV{QEMU_LD_PREFIX} ${root}) # for the processes Criterion starts
 endif()
 
