@@ -600,6 +600,7 @@ static void keep_baseline(bench_row *dst, const bench_row *src)
     dst->baseline_ms = src->baseline_ms;
     dst->baseline_pairs = src->baseline_pairs;
     dst->baseline_tests = src->baseline_tests;
+    dst->baseline_digest = src->baseline_digest;
     dst->baseline_hashed = src->baseline_hashed;
 }
 
@@ -711,9 +712,11 @@ static pleat_status pair_digest(pleat_context *ctx, const scene *sc, const pleat
     host.rest_positions = sc->rest; /* a device row's params hold device pointers */
     size_t found;
     pleat_status s = pleat_find_pairs(ctx, sc->start, sc->n, &host, NULL, 0, &found);
-    uint32_t *list = s == PLEAT_OK ? malloc((found ? found : 1) * 2 * sizeof *list) : NULL;
-    if (s != PLEAT_OK || !list)
-        return s != PLEAT_OK ? s : PLEAT_ERROR_OUT_OF_MEMORY;
+    if (s != PLEAT_OK)
+        return s;
+    uint32_t *list = malloc((found ? found : 1) * 2 * sizeof *list);
+    if (!list)
+        return PLEAT_ERROR_OUT_OF_MEMORY;
     s = pleat_find_pairs(ctx, sc->start, sc->n, &host, list, found, &found);
     row->listed = found;
     row->digest = 0;
@@ -842,7 +845,6 @@ int main(int argc, char **argv)
 
     bench_baseline *base = o.baseline ? bench_baseline_create() : NULL;
     static bench_row best[4 * MAX_LIST * MAX_LIST]; /* per variant and thread count */
-    static bench_row listed[4 * MAX_LIST * MAX_LIST]; /* the same, round 0: with the pairs */
     int rows = 0, mismatches = 0, failed = o.baseline && !base;
     for (int si = 0; si < o.num_scenes && !failed; ++si) {
         for (int zi = 0; zi < o.num_sizes && !failed; ++zi) {
@@ -862,10 +864,9 @@ int main(int argc, char **argv)
             proto.distance = sc.distance;
             proto.rest = sc.rest != NULL;
             int num_rows = 0;
-            uint64_t base_digest = 0;
             for (int round = 0; round < o.rounds && !failed; ++round) {
                 bench_row b = proto;
-                int list = o.baseline && round == 0; /* the pairs are checked once */
+                int list = o.baseline && round == 0; /* the pairs are listed once */
                 if (!work || !times ||
                     (o.baseline && run_baseline(base, &sc, work, repeats, times, list, &b))) {
                     fprintf(stderr, "pleat-bench: out of memory for %s n=%u\n",
@@ -873,30 +874,31 @@ int main(int argc, char **argv)
                     failed = 1;
                     break;
                 }
+                b.baseline_digest = list ? b.baseline_digest : proto.baseline_digest;
                 if (round == 0 || b.baseline_ms < proto.baseline_ms)
                     proto = b;
-                base_digest = list ? b.baseline_digest : base_digest;
                 num_rows = 0;
                 for (int vi = 0; vi < num_vars && !failed; ++vi) {
                     int nt = vars[vi].on_cpu ? o.num_threads : 1;
                     for (int ti = 0; ti < nt && !failed; ++ti, ++num_rows) {
                         bench_row row = b;
                         if (run_pleat(&vars[vi], o.threads[ti], o.profile, list, &sc, work,
-                                      repeats, times, &row))
+                                      repeats, times, &row)) {
                             failed = 1;
-                        else if (round == 0 || row.ms < best[num_rows].ms)
+                            continue;
+                        }
+                        if (!list) { /* round 0's pairs stay with the row */
+                            row.listed = best[num_rows].listed;
+                            row.digest = best[num_rows].digest;
+                        }
+                        if (round == 0 || row.ms < best[num_rows].ms)
                             best[num_rows] = row;
-                        if (list)
-                            listed[num_rows] = row;
                     }
                 }
             }
             for (int k = 0; k < num_rows && !failed; ++k) {
                 bench_row row = best[k];
                 keep_baseline(&row, &proto); /* the fastest baseline round */
-                row.listed = listed[k].listed;
-                row.digest = listed[k].digest;
-                row.baseline_digest = base_digest;
                 row.pairs_match = !row.has_baseline || (row.pairs == row.baseline_pairs &&
                                                         row.listed == row.baseline_pairs &&
                                                         row.digest == row.baseline_digest);

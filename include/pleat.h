@@ -147,9 +147,9 @@ typedef struct pleat_timings {
 
 /**
  * Stage times of the context's last successful pleat_self_collide(),
- * pleat_find_pairs() or pleat_self_collide_device() call. Needs a context created with profile set; without
- * it, or before any successful call, every time is 0. ctx or out NULL ->
- * INVALID_ARGUMENT.
+ * pleat_find_pairs() or pleat_self_collide_device() call. Needs a context
+ * created with profile set; without it, or before any successful call, every
+ * time is 0. ctx or out NULL -> INVALID_ARGUMENT.
  */
 PLEAT_API pleat_status pleat_context_timings(const pleat_context *ctx, pleat_timings *out);
 
