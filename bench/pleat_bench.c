@@ -350,16 +350,15 @@ static int parse_options(int argc, char **argv, options *o)
     char default_backends[] = "cpu,cuda";
     if ((count = split(backends ? backends : default_backends, items)) <= 0)
         return fail_usage("--backend", backends ? backends : "");
+    static const char *const backend_names[] = {"cpu", "cuda", "auto"};
+    static const pleat_backend backend_ids[] = {PLEAT_BACKEND_CPU, PLEAT_BACKEND_CUDA,
+                                                PLEAT_BACKEND_AUTO};
+    const int num_backend_names = (int)(sizeof backend_names / sizeof *backend_names);
     for (int i = 0; i < count; ++i) {
-        pleat_backend b;
-        if (!strcmp(items[i], "cpu"))
-            b = PLEAT_BACKEND_CPU;
-        else if (!strcmp(items[i], "cuda"))
-            b = PLEAT_BACKEND_CUDA;
-        else if (!strcmp(items[i], "auto"))
-            b = PLEAT_BACKEND_AUTO;
-        else
+        int k = name_index(items[i], backend_names, num_backend_names);
+        if (k == num_backend_names)
             return fail_usage("backend", items[i]);
+        pleat_backend b = backend_ids[k];
         for (int j = 0; j < o->num_backends; ++j)
             if (o->backends[j] == b)
                 return fail_usage("backend (named twice)", items[i]);
