@@ -208,6 +208,67 @@ Test(response, shared_pair_rules_match_the_contract)
     cr_assert(!pleat_pair_rest_ignored(above, &k));
 }
 
+/* The correction as the CUDA kernels compute it, pleat_pair_correction()
+ * (core/pair.h), against this variant's CPU kernels, whose fast lanes use
+ * vector operations of their own: the same bits for ordinary pairs. Pairs
+ * of random separation within the distance, random inverse masses (some
+ * pinned) and both orientations sit on a lattice 4 distances apart, so no
+ * two pairs touch. */
+Test(response, shared_pair_correction_matches_the_kernels)
+{
+    enum { SIDE = 24, PAIRS = SIDE * SIDE * SIDE };
+    pleat_context *ctx = cpu_context(1);
+    const float distance = 1.0f, stiffness = 0.75f;
+    float *pts = malloc(8 * sizeof(float) * PAIRS), *got = malloc(8 * sizeof(float) * PAIRS);
+    cr_assert(pts && got);
+    uint64_t rng = 2026;
+    for (uint32_t k = 0; k < PAIRS; ++k) {
+        float *pi = pts + 8 * (size_t)k, *pj = pi + 4, v[3], len2;
+        do { /* a separation in the ball of the distance, not zero */
+            for (int a = 0; a < 3; ++a)
+                v[a] = (2.0f * pleat_scene_uniform(&rng) - 1.0f) * distance;
+            len2 = pleat_length2(v[0], v[1], v[2]);
+        } while (len2 > distance * distance || len2 == 0.0f);
+        const uint32_t cell[3] = {k % SIDE, k / SIDE % SIDE, k / (SIDE * SIDE)};
+        for (int a = 0; a < 3; ++a) {
+            pi[a] = (float)cell[a] * 4.0f * distance + pleat_scene_uniform(&rng);
+            pj[a] = pi[a] + v[a];
+        }
+        pi[3] = k % 10 == 0 ? 0.0f : 2.0f * pleat_scene_uniform(&rng);
+        pj[3] = k % 7 == 0 ? 0.0f : 2.0f * pleat_scene_uniform(&rng);
+    }
+    memcpy(got, pts, 8 * sizeof(float) * PAIRS);
+    pleat_params p = pleat_default_params();
+    p.distance = distance;
+    p.stiffness = stiffness;
+    pleat_stats st;
+    cr_assert_eq(pleat_self_collide(ctx, got, 2 * PAIRS, &p, &st), PLEAT_OK);
+    cr_assert_eq(st.pairs, PAIRS);
+    const pleat_pair_consts consts = pleat_pair_setup(distance, stiffness);
+    size_t moved = 0;
+    for (uint32_t k = 0; k < PAIRS; ++k) {
+        const float *pi = pts + 8 * (size_t)k, *pj = pi + 4;
+        int64_t ci[3], cj[3];
+        pleat_pair_correction(pj[0] - pi[0], pj[1] - pi[1], pj[2] - pi[2], pi[3], pj[3], &consts,
+                              ci, cj);
+        for (int a = 0; a < 3; ++a) {
+            const float want[2] = {pleat_apply_sum(pi[a], ci[a], &consts),
+                                   pleat_apply_sum(pj[a], -cj[a], &consts)};
+            for (int e = 0; e < 2; ++e) {
+                float out = got[8 * (size_t)k + 4 * e + a];
+                cr_assert(memcmp(&out, &want[e], sizeof out) == 0,
+                          "pair %u, particle %d, axis %d: kernel %a, pleat_pair_correction %a", k,
+                          e, a, (double)out, (double)want[e]);
+                moved += out != pts[8 * (size_t)k + 4 * e + a];
+            }
+        }
+    }
+    cr_assert_gt(moved, (size_t)PAIRS, "the pairs were pushed");
+    free(got);
+    free(pts);
+    pleat_context_destroy(ctx);
+}
+
 Test(response, pinned_particles_never_move)
 {
     pleat_context *ctx = cpu_context(1);
@@ -308,17 +369,23 @@ Test(response, huge_distance_tiny_separation_stays_finite)
 Test(response, huge_inverse_mass_tiny_distance_is_clamped)
 {
     pleat_context *ctx = cpu_context(1);
-    float pts[] = {0, 0, 0, 1.96e26f, -0x1.8p-100f, 0, 0, 0};
-    float before[8];
-    memcpy(before, pts, sizeof pts);
-    pleat_params p = pleat_default_params();
-    p.distance = 0x1.e666666p-63f; /* 1.9 * 2^-63 */
-    pleat_stats st;
-    cr_assert_eq(pleat_self_collide(ctx, pts, 2, &p, &st), PLEAT_OK);
-    cr_assert_eq(st.pairs, 1);
-    cr_assert(pts[0] == 0x1p-62f, "x0 = %a, expected 0x1p-62", (double)pts[0]);
-    cr_assert(memcmp(&pts[1], &before[1], 3 * sizeof(float)) == 0);
-    cr_assert(memcmp(&pts[4], &before[4], 4 * sizeof(float)) == 0);
+    /* 2^-100 apart: the vector lanes clamp; a subnormal 2^-130 apart: the
+     * scalar slow lane (pleat_pair_correction, as on CUDA) clamps */
+    const float separation[] = {-0x1.8p-100f, -0x1.8p-130f};
+    for (int k = 0; k < 2; ++k) {
+        float pts[] = {0, 0, 0, 1.96e26f, separation[k], 0, 0, 0};
+        float before[8];
+        memcpy(before, pts, sizeof pts);
+        pleat_params p = pleat_default_params();
+        p.distance = 0x1.e666666p-63f; /* 1.9 * 2^-63 */
+        pleat_stats st;
+        cr_assert_eq(pleat_self_collide(ctx, pts, 2, &p, &st), PLEAT_OK);
+        cr_assert_eq(st.pairs, 1);
+        cr_assert(pts[0] == 0x1p-62f, "%a apart: x0 = %a, expected 0x1p-62",
+                  (double)separation[k], (double)pts[0]);
+        cr_assert(memcmp(&pts[1], &before[1], 3 * sizeof(float)) == 0);
+        cr_assert(memcmp(&pts[4], &before[4], 4 * sizeof(float)) == 0);
+    }
     pleat_context_destroy(ctx);
 }
 
