@@ -123,7 +123,8 @@ typedef struct pleat_context pleat_context;
  * PLEAT_BACKEND_AUTO then runs on the CPU; OUT_OF_MEMORY. *out is written
  * only on success.
  * The environment variable PLEAT_CPU_ISA (scalar, ...) forces the CPU kernel
- * variant; a variant this build or CPU lacks -> BACKEND_UNAVAILABLE.
+ * variant; a variant this build or CPU lacks -> BACKEND_UNAVAILABLE. Set but
+ * empty, it is as if unset.
  */
 PLEAT_API pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context **out);
 

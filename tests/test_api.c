@@ -123,6 +123,16 @@ Test(api, forced_isa)
     cr_assert_eq(pleat_context_create(NULL, &ctx), PLEAT_OK);
     cr_assert(strstr(pleat_context_describe(ctx), "scalar"));
     pleat_context_destroy(ctx);
+    /* set but empty: the default choice, as when unset */
+    unsetenv("PLEAT_CPU_ISA");
+    cr_assert_eq(pleat_context_create(NULL, &ctx), PLEAT_OK);
+    char unset[256];
+    snprintf(unset, sizeof unset, "%s", pleat_context_describe(ctx));
+    pleat_context_destroy(ctx);
+    setenv("PLEAT_CPU_ISA", "", 1);
+    cr_assert_eq(pleat_context_create(NULL, &ctx), PLEAT_OK);
+    cr_assert_str_eq(pleat_context_describe(ctx), unset);
+    pleat_context_destroy(ctx);
     unsetenv("PLEAT_CPU_ISA");
 }
 
