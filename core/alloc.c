@@ -91,6 +91,11 @@ void *pleat_calloc(size_t count, size_t size)
     return granted_block(calloc(count, size), count * size);
 }
 
+int pleat_alloc_thread(void)
+{
+    return !should_fail(0);
+}
+
 void pleat_free(void *block)
 {
     if (!block)

@@ -26,6 +26,11 @@ void pleat_free(void *block);
 #define PLEAT_HUGE_FROM (2 * PLEAT_HUGE_PAGE)
 void *pleat_malloc_huge(size_t bytes);
 
+/* Asks the failure hook before the system gives pleat something outside
+ * these wrappers: a worker thread (its stack). 0: the hook makes it fail.
+ * Counted as an allocation attempt, not as a live block. */
+int pleat_alloc_thread(void);
+
 /* Test hook: the nth allocation from now fails (1 = the next one); with
  * sticky, every allocation from the nth on fails. nth = 0 turns failures off.
  * Thread-safe, but with several threads allocating, which one gets the nth

@@ -148,7 +148,8 @@ pleat_pool *pleat_pool_create(int threads)
             return NULL;
         }
         for (int i = 0; i < threads - 1; ++i) {
-            if (pthread_create(&pool->workers[i], NULL, worker_main, pool) != 0) {
+            if (!pleat_alloc_thread() ||
+                pthread_create(&pool->workers[i], NULL, worker_main, pool) != 0) {
                 pleat_pool_destroy(pool);
                 return NULL;
             }

@@ -1,6 +1,7 @@
 /*
  * Allocation failure: every allocation pleat makes goes through core/alloc.h,
- * whose hook makes the Nth one fail. For every N that a call (or a context
+ * whose hook makes the Nth one fail (a context's worker threads ask it too:
+ * a failed start must join the workers already started). For every N that a call (or a context
  * creation) makes, the call must return PLEAT_ERROR_OUT_OF_MEMORY, leave the
  * caller's arrays (and stats, num_pairs, pairs) bit for bit unchanged, leak
  * nothing (live blocks counted by the hook) and leave a context that still
