@@ -24,6 +24,7 @@ typedef struct pleat_cpu {
      * checks and the pair lists of find_pairs. */
     pleat_buffer seen, chunks, radix, sort_a, sort_b, pos, rest, acc_xy, list_a, list_b;
     pleat_part part[PLEAT_MAX_CPU_THREADS]; /* the sweep's queues, kept between calls */
+    int column_order; /* the sort's guess (cpu/order.c), 1 at first */
 } pleat_cpu;
 
 /* sums: the call corrects, so it needs the fixed-point sums */
@@ -85,12 +86,8 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
     }
     pleat_pool_run(cpu->pool, pleat_chunks(f->m), cpu->kern->keys, f);
     pleat_lap(job->profile, mark, &job->timings.bounds_keys_ms);
-    uint64_t *sorted = pleat_radix_sort(cpu->pool, cpu->sort_a.data, cpu->sort_b.data, f->m, 32,
-                                        64, cpu->radix.data);
-    /* keys and order go to the sort buffer that does not hold the result */
-    f->keys = (uint32_t *)(sorted == cpu->sort_a.data ? cpu->sort_b.data : cpu->sort_a.data);
-    f->order = f->keys + (size_t)f->m + PLEAT_PAD;
-    pleat_cpu_gather(f, cpu->pool, sorted);
+    pleat_cpu_sort(f, cpu->pool, cpu->kern->keys, cpu->sort_b.data, cpu->radix.data,
+                   &cpu->column_order);
     pleat_lap(job->profile, mark, &job->timings.sort_ms);
     return PLEAT_OK;
 }
@@ -244,6 +241,7 @@ pleat_status pleat_cpu_create(int threads, void **impl, char *describe, size_t d
     if (!cpu)
         return PLEAT_ERROR_OUT_OF_MEMORY;
     cpu->kern = kern;
+    cpu->column_order = 1;
     cpu->pool = pleat_pool_create(threads);
     if (!cpu->pool) {
         pleat_free(cpu);

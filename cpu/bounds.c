@@ -35,6 +35,15 @@ pleat_status pleat_cpu_check_indices(const uint32_t *indices, uint32_t num, uint
     return s == num ? PLEAT_OK : PLEAT_ERROR_BAD_INDEX;
 }
 
+/* Bits that hold every hash cell on an axis: a cell grows with the
+ * coordinate, so none is above the upper corner's. */
+static int hash_bits(const pleat_grid *g, int axis, const float upper[3])
+{
+    uint32_t top = pleat_grid_cell(upper[axis], g->lower[axis], g->scale[axis],
+                                   (float)(PLEAT_HASH_CELLS + 1u));
+    return 32 - __builtin_clz(top); /* top >= 1 */
+}
+
 pleat_status pleat_cpu_bounds(pleat_frame *f, pleat_pool *pool, const pleat_kernels *kern)
 {
     uint32_t chunks = pleat_chunks(f->m);
@@ -55,7 +64,10 @@ pleat_status pleat_cpu_bounds(pleat_frame *f, pleat_pool *pool, const pleat_kern
         return PLEAT_ERROR_NONFINITE_INPUT;
     if (negative)
         return PLEAT_ERROR_INVALID_ARGUMENT;
-    if (f->m > 0)
+    if (f->m > 0) {
         f->grid = pleat_grid_setup(lower, upper, f->consts.distance);
+        f->sort_shift = 16 + hash_bits(&f->grid, f->grid.hash0, upper);
+        f->sort_bits = f->sort_shift + hash_bits(&f->grid, f->grid.hash1, upper);
+    }
     return PLEAT_OK;
 }

@@ -1,5 +1,5 @@
 /* The CPU backend's stages and the state one call passes between them.
- * Flow: check indices -> check + bounds -> keys -> radix sort -> gather ->
+ * Flow: check indices -> check + bounds -> keys -> sort -> gather ->
  * sweep (count, list or correct) -> settle -> apply. Every stage but the
  * index check runs on the context's pool: most as fixed-size chunks, the
  * sort, the sweep, the settle and the apply as one part per thread (their
@@ -36,6 +36,7 @@ typedef struct pleat_chunk {
     float lower[3], upper[3];
     int nonfinite, negative_mass;
     uint64_t pairs, tests;
+    int out_of_order; /* the gather's check (cpu/order.c) */
 } pleat_chunk;
 
 /* A correction that a sweep part owes a particle of a later part. Parts are
@@ -92,9 +93,14 @@ typedef struct pleat_frame {
     float *out;              /* COLLIDE: where apply writes (the caller's particles) */
 
     pleat_grid grid;
+    /* The sort key (cpu/order.c): the grid key with hash1 moved down to just
+     * above hash0's highest cell, so the bits that vary sit together:
+     * sweep | hash0 << 16 | hash1 << sort_shift, sort_bits bits in all. It
+     * orders particles as the grid key does. */
+    int sort_shift, sort_bits;
     pleat_pair_consts consts;
 
-    uint64_t *packed;        /* key << 32 | particle, m entries, then sorted */
+    uint64_t *packed;        /* sort key << 32 | particle, m entries, then sorted */
     /* sorted by key, m entries each plus PLEAT_PAD */
     uint32_t *keys, *order;
     float *pos;              /* {x, y, z, w} per particle */
@@ -150,8 +156,25 @@ void pleat_cpu_owe(pleat_part *part, uint32_t b, const int64_t c[3]);
 void pleat_cpu_settle(pleat_frame *f, pleat_pool *pool);
 void pleat_cpu_part_free(pleat_part *part);
 
-/* Lays the particles out in key order (and the padding); generic. */
-void pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted);
+/* Sorts f->packed (m entries, made by keys_task) through tmp (m + PLEAT_PAD
+ * entries, as f->packed) and gathers the particles in key order;
+ * scratch: pleat_radix_scratch(m, threads of pool). *column_order: whether
+ * the context's last call found its particles in column order
+ * (cpu/order.c), updated. */
+void pleat_cpu_sort(pleat_frame *f, pleat_pool *pool, pleat_task_fn keys_task, uint64_t *tmp,
+                    void *scratch, int *column_order);
+
+/* The grid key (core/grid.h) of a sort key (pleat_frame). */
+static inline uint32_t pleat_cpu_grid_key(uint32_t sort_key, int sort_shift)
+{
+    uint32_t hash0 = (sort_key >> 16) & ((1u << (sort_shift - 16)) - 1u);
+    return (sort_key & PLEAT_KEY_SWEEP_MASK) | hash0 << 16 | (sort_key >> sort_shift) << 24;
+}
+
+/* Lays the particles out in key order (and the padding) into f->keys,
+ * f->order, f->pos; generic. Returns whether in every column the particles
+ * came in input order with their keys in order (cpu/order.c). */
+int pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted);
 
 extern const pleat_backend_ops pleat_cpu_ops;
 /* threads >= 1. describe gets e.g. "cpu avx2, 2 threads". */

@@ -1,8 +1,9 @@
 /* Stage 1 kernels (per ISA): check the taking-part particles and find their
- * box; then compute their grid keys. Both take W slots at a time, one per
- * lane, with each component of the W particles in one vector. In a chunk's
- * last, partial step the lanes past the chunk repeat its last slot: a repeat
- * changes neither the box nor the checks, and its key is not stored. */
+ * box; then compute their sort keys (the grid keys with hash1 moved down,
+ * cpu.h). Both take W slots at a time, one per lane, with each component of
+ * the W particles in one vector. In a chunk's last, partial step the lanes
+ * past the chunk repeat its last slot: a repeat changes neither the box nor
+ * the checks, and its key is not stored. */
 #include "cpu.h"
 #include "simd.h"
 
@@ -98,7 +99,7 @@ void PLEAT_KERNEL(keys_task)(void *arg, uint32_t chunk)
         vu sweep = grid_cells(p[g->sweep], g->lower[g->sweep], g->scale[g->sweep], sweep_size);
         vu h0 = grid_cells(p[g->hash0], g->lower[g->hash0], g->scale[g->hash0], hash_size);
         vu h1 = grid_cells(p[g->hash1], g->lower[g->hash1], g->scale[g->hash1], hash_size);
-        vu key = vu_or(vu_or(sweep, vu_sll(h0, 16)), vu_sll(h1, 24));
+        vu key = vu_or(vu_or(sweep, vu_sll(h0, 16)), vu_sll_by(h1, f->sort_shift));
         if (end - s >= PLEAT_W) {
             vu_store_u64(f->packed + s, idx, key);
         } else { /* the lanes past the chunk are not stored */

@@ -11,7 +11,8 @@
  *   lanes are all ones, or 1 in the scalar build, and the others zero),
  *   combine them with vu_and and turn them into bits once, with vu_lanes;
  *   vu_keep(x, m) is x in m's true lanes and 0 elsewhere; vu_count counts
- *   the true lanes per lane, and vu_sum adds the lanes up.
+ *   the true lanes per lane, and vu_sum adds the lanes up. vu_sll and
+ *   vu_srl shift by a constant, vu_sll_by by a count known at run time.
  * - Particles are stored {x, y, z, w}, 4 floats each; vf_rows (and
  *   vf_load4, vf_gather4) turn W of them into one vf per component.
  * Lanes are read and written through memcpy or intrinsics only (DESIGN.md §4:
@@ -91,6 +92,7 @@ static inline vu vu_add(vu a, vu b) { return _mm256_add_epi32(a, b); }
 static inline vu vu_sub(vu a, vu b) { return _mm256_sub_epi32(a, b); }
 #define vu_srl(a, n) _mm256_srli_epi32((a), (n))
 #define vu_sll(a, n) _mm256_slli_epi32((a), (n))
+static inline vu vu_sll_by(vu a, int n) { return _mm256_sll_epi32(a, _mm_cvtsi32_si128(n)); }
 static inline void vu_store(uint32_t *p, vu a) { _mm256_storeu_si256((__m256i *)p, a); }
 static inline void vf_store(float *p, vf a) { _mm256_storeu_ps(p, a); }
 /* truncation toward zero of values in (-2^31, 2^31), as int32 bits */
@@ -155,6 +157,7 @@ static inline vu vu_add(vu a, vu b) { return _mm_add_epi32(a, b); }
 static inline vu vu_sub(vu a, vu b) { return _mm_sub_epi32(a, b); }
 #define vu_srl(a, n) _mm_srli_epi32((a), (n))
 #define vu_sll(a, n) _mm_slli_epi32((a), (n))
+static inline vu vu_sll_by(vu a, int n) { return _mm_sll_epi32(a, _mm_cvtsi32_si128(n)); }
 static inline void vu_store(uint32_t *p, vu a) { _mm_storeu_si128((__m128i *)p, a); }
 static inline void vf_store(float *p, vf a) { _mm_storeu_ps(p, a); }
 static inline vu vf_trunc_i32(vf a) { return _mm_cvttps_epi32(a); }
@@ -207,6 +210,7 @@ static inline vu vu_add(vu a, vu b) { return vaddq_u32(a, b); }
 static inline vu vu_sub(vu a, vu b) { return vsubq_u32(a, b); }
 #define vu_srl(a, n) vshrq_n_u32((a), (n))
 #define vu_sll(a, n) vshlq_n_u32((a), (n))
+static inline vu vu_sll_by(vu a, int n) { return vshlq_u32(a, vdupq_n_s32(n)); }
 static inline void vu_store(uint32_t *p, vu a) { vst1q_u32(p, a); }
 static inline void vf_store(float *p, vf a) { vst1q_f32(p, a); }
 static inline vu vf_trunc_i32(vf a) { return vreinterpretq_u32_s32(vcvtq_s32_f32(a)); }
@@ -247,6 +251,7 @@ static inline vu vu_add(vu a, vu b) { return a + b; }
 static inline vu vu_sub(vu a, vu b) { return a - b; }
 #define vu_srl(a, n) ((a) >> (n))
 #define vu_sll(a, n) ((a) << (n))
+static inline vu vu_sll_by(vu a, int n) { return a << n; }
 static inline void vu_store(uint32_t *p, vu a) { *p = a; }
 static inline void vf_store(float *p, vf a) { *p = a; }
 /* what cvttps gives: out-of-range and NaN lanes (discarded by the callers)

@@ -1,6 +1,6 @@
-/* LSD radix sort of 64-bit keys, 11-bit digits (8-bit below 4096 keys),
- * stable, split over the pool.
- * Grid keys are sorted as key << 32 | particle (only the high 32 bits are
+/* LSD radix sort of 64-bit keys, digits of at most 11 bits (8 below 4096
+ * keys) spread evenly over the passes, stable, split over the pool.
+ * Sort keys (cpu.h) are sorted as key << 32 | particle (only the high 32 bits are
  * digits, the particle rides along); pair lists as i << b | j (all 2b bits,
  * b the bits that hold any particle index).
  * A stable sort has one result, so the split cannot change it. */

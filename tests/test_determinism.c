@@ -113,6 +113,77 @@ Test(determinism, index_order_does_not_matter)
     scene_free(&s);
 }
 
+/* One self-collision call on a copy of the particles; returns the copy. */
+static float *collide_copy(pleat_context *ctx, const float *particles, uint32_t count,
+                           const pleat_params *p)
+{
+    float *work = copy_floats(particles, (size_t)count * 4);
+    cr_assert_eq(pleat_self_collide(ctx, work, count, p, NULL), PLEAT_OK);
+    return work;
+}
+
+/* A folded sheet in mesh order, where the sort's column pass alone gives
+ * key order (cpu/order.c), and the same particles shuffled, where it does
+ * not and the sort is finished in full. One context takes them in the
+ * order that switches its sort each way (mesh, mesh, shuffled, shuffled,
+ * mesh, mesh) and must give, call by call, the bits of a fresh context;
+ * the shuffled particles must end where the mesh-order ones do. */
+Test(determinism, mesh_order_and_shuffled_order_on_one_context)
+{
+    scene s = scene_make(SCENE_FOLDED, 40000, 1, 23);
+    uint32_t n = s.count;
+    uint32_t *perm = malloc((size_t)n * sizeof *perm);
+    float *shuffled = malloc((size_t)n * 4 * sizeof(float));
+    float *shuffled_rest = malloc((size_t)n * 4 * sizeof(float));
+    cr_assert(perm && shuffled && shuffled_rest);
+    uint64_t rng = 31;
+    for (uint32_t i = 0; i < n; ++i)
+        perm[i] = i;
+    for (uint32_t i = n - 1; i > 0; --i) { /* Fisher-Yates */
+        uint32_t j = (uint32_t)(pleat_scene_random(&rng) % (i + 1)), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    for (uint32_t k = 0; k < n; ++k) {
+        memcpy(shuffled + 4 * (size_t)k, s.particles + 4 * (size_t)perm[k], 4 * sizeof(float));
+        memcpy(shuffled_rest + 4 * (size_t)k, s.rest + 4 * (size_t)perm[k], 4 * sizeof(float));
+    }
+    pleat_params mesh = pleat_default_params();
+    mesh.distance = s.distance;
+    mesh.stiffness = 0.8f;
+    mesh.rest_positions = s.rest;
+    pleat_params shuf = mesh;
+    shuf.rest_positions = shuffled_rest;
+
+    pleat_context *fresh = cpu_context(3);
+    float *want_mesh = collide_copy(fresh, s.particles, n, &mesh);
+    pleat_context_destroy(fresh);
+    fresh = cpu_context(3);
+    float *want_shuf = collide_copy(fresh, shuffled, n, &shuf);
+    pleat_context_destroy(fresh);
+    for (uint32_t k = 0; k < n; ++k)
+        cr_assert(memcmp(want_shuf + 4 * (size_t)k, want_mesh + 4 * (size_t)perm[k],
+                         4 * sizeof(float)) == 0,
+                  "shuffled particle %u (mesh particle %u) ends elsewhere", k, perm[k]);
+
+    pleat_context *ctx = cpu_context(3);
+    const int order[] = {0, 0, 1, 1, 0, 0}; /* 1: shuffled */
+    for (size_t c = 0; c < sizeof order / sizeof order[0]; ++c) {
+        float *got = order[c] ? collide_copy(ctx, shuffled, n, &shuf)
+                              : collide_copy(ctx, s.particles, n, &mesh);
+        cr_assert(memcmp(got, order[c] ? want_shuf : want_mesh, (size_t)n * 4 * sizeof(float)) == 0,
+                  "call %zu (%s) differs from a fresh context's", c, order[c] ? "shuffled" : "mesh");
+        free(got);
+    }
+    pleat_context_destroy(ctx);
+    free(want_mesh);
+    free(want_shuf);
+    free(shuffled_rest);
+    free(shuffled);
+    free(perm);
+    scene_free(&s);
+}
+
 /* The caller's floating-point environment: a rounding mode other than to
  * nearest, or (x86) flush-to-zero with denormals-are-zero, set before the
  * context is made (so its workers start in it too) and left on during the

@@ -1,5 +1,6 @@
 /* The radix sort against qsort, on one thread, split over three, and with
  * more threads than a sort of that size takes parts. */
+#include "cpu/cpu.h"
 #include "cpu/sort.h"
 #include "scenes.h"
 
@@ -227,4 +228,89 @@ Test(sort, crowded_buckets_any_alignment)
                 check_crowded(threads, 65536 + 4 * shift, shift, nudge);
     check_crowded(3, 1u << 18, 5, 1);
     check_crowded(16, 1u << 18, 3, 1); /* 11 parts: more region edges in each bucket */
+}
+
+/* The gather's check of the column order (cpu/order.c) on sorted entries
+ * made by hand: sort keys with hash0 in 4 bits (sort_shift 20), 100
+ * entries per column, each column's particle numbers rising, two entries
+ * per sweep cell; particle numbers below count. Returns the gather's
+ * answer after checking what it laid out. */
+static int gather_says_in_order(const uint64_t *entries, uint32_t m, uint32_t count)
+{
+    static pleat_pool *pool;
+    if (!pool)
+        pool = pleat_pool_create(2);
+    cr_assert(pool);
+    pleat_frame f = {0};
+    f.m = m;
+    f.sort_shift = 20;
+    float *particles = calloc((size_t)count * 4, sizeof(float));
+    uint64_t *sorted = malloc((size_t)m * sizeof *sorted);
+    uint32_t *keys = malloc(2 * ((size_t)m + PLEAT_PAD) * sizeof *keys);
+    f.pos = malloc(((size_t)m + PLEAT_PAD) * 4 * sizeof(float));
+    f.chunks = calloc(pleat_chunks(m), sizeof(pleat_chunk));
+    cr_assert(particles && sorted && keys && f.pos && f.chunks);
+    for (uint32_t i = 0; i < count; ++i)
+        particles[4 * (size_t)i] = (float)i;
+    memcpy(sorted, entries, (size_t)m * sizeof *sorted);
+    f.particles = particles;
+    f.keys = keys;
+    f.order = keys + m + PLEAT_PAD;
+    int in_order = pleat_cpu_gather(&f, pool, sorted);
+    for (uint32_t s = 0; s < m; ++s) {
+        uint32_t k = (uint32_t)(entries[s] >> 32), i = (uint32_t)entries[s];
+        uint32_t grid = (k & 0xffffu) | ((k >> 16) & 0xfu) << 16 | (k >> 20) << 24;
+        cr_assert_eq(f.keys[s], grid, "entry %u: grid key %x, not %x", s, f.keys[s], grid);
+        cr_assert_eq(f.order[s], i);
+        cr_assert_eq(f.pos[4 * (size_t)s], (float)i);
+    }
+    free(f.chunks);
+    free(f.pos);
+    free(keys);
+    free(sorted);
+    free(particles);
+    return in_order;
+}
+
+/* Swaps the particle numbers (low halves) or the keys (high halves) of
+ * entries s and s + 1. */
+static void swap_half(uint64_t *e, uint32_t s, uint64_t half)
+{
+    uint64_t a = e[s] & half, b = e[s + 1] & half;
+    e[s] = (e[s] & ~half) | b;
+    e[s + 1] = (e[s + 1] & ~half) | a;
+}
+
+Test(sort, the_gather_checks_the_column_order)
+{
+    const uint32_t m = 3 * PLEAT_CHUNK + 5, columns = (m + 99) / 100;
+    uint64_t *e = malloc((size_t)m * sizeof *e);
+    cr_assert(e);
+    const uint64_t particle = 0xffffffffu, key = ~particle;
+    /* entry s: column c = s / 100 (hash0 1 + c % 15, hash1 1 + c / 15),
+     * sweep cell 3 * (s % 100 / 2); particle numbers interleave the
+     * columns, so they drop from each column to the next */
+    for (uint32_t s = 0; s < m; ++s) {
+        uint32_t c = s / 100, r = s % 100;
+        uint32_t k = 3 * (r / 2) | (1 + c % 15) << 16 | (1 + c / 15) << 20;
+        e[s] = (uint64_t)k << 32 | (r * columns + c);
+    }
+    cr_assert(gather_says_in_order(e, m, 100 * columns), "in order, and particle numbers drop between columns");
+    const struct {
+        uint32_t s;
+        uint64_t half;
+        const char *what;
+    } breaks[] = {
+        {150, particle, "particle numbers drop inside a chunk"},
+        {153, key, "the key drops inside a chunk"},
+        {PLEAT_CHUNK - 1, particle, "particle numbers drop from one chunk to the next"},
+        {2 * PLEAT_CHUNK - 1, key, "the key drops from one chunk to the next"},
+        {m - 2, particle, "particle numbers drop at the end"},
+    };
+    for (size_t b = 0; b < sizeof breaks / sizeof breaks[0]; ++b) {
+        swap_half(e, breaks[b].s, breaks[b].half);
+        cr_assert(!gather_says_in_order(e, m, 100 * columns), "%s: not seen", breaks[b].what);
+        swap_half(e, breaks[b].s, breaks[b].half);
+    }
+    free(e);
 }
