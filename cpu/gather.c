@@ -30,7 +30,8 @@ static void gather_task(void *arg, uint32_t chunk)
     uint32_t *restrict keys = f->keys, *restrict order = f->order;
     float *restrict pos = f->pos, *restrict rest_sorted = f->rest_sorted;
     const float *rest = f->rest;
-    int64_t *acc_z = f->acc_z, *restrict acc_xy = f->acc_xy;
+    int64_t *acc_z = f->acc_z, *restrict acc_xy = f->acc_xy; /* acc_z is packed */
+    const int sort_shift = f->sort_shift;
     uint32_t end = pleat_chunk_end(chunk, f->m);
     uint32_t last_key = 0, last = 0;
     unsigned broken = 0; /* the chunk's first particle is checked after the stage */
@@ -42,7 +43,7 @@ static void gather_task(void *arg, uint32_t chunk)
                 __builtin_prefetch(rest + 4 * ahead);
         }
         uint64_t v = packed[s];
-        uint32_t i = (uint32_t)v, key = pleat_cpu_grid_key((uint32_t)(v >> 32), f->sort_shift);
+        uint32_t i = (uint32_t)v, key = pleat_cpu_grid_key((uint32_t)(v >> 32), sort_shift);
         broken |= breaks_column(last_key, last, key, i);
         keys[s] = last_key = key;
         order[s] = last = i;
