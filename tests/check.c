@@ -1,17 +1,18 @@
 /*
  * pleat-check: the core correctness checks without a test framework, for
- * machines that have no Criterion (the GPU machine; a cross build under
- * qemu without an arm64 Criterion root, see tests/neon.cmake). On every scene kind, with and without rest positions and index
- * subsets, it checks the pair list against brute force, the response against
- * the double-precision reference, and that 1 and 3 threads give the same
- * bits; then prints a hash of every result. The small scenes fit in one
- * part of the work; a last scene of 12k particles splits over the 3 threads,
- * so part boundaries, corrections owed across them and the apply's parts
- * are checked too. Then a few cases with exactly known answers, from the
- * Criterion response suite, which a build without Criterion would otherwise
- * never run (on the GPU machine: through the CUDA backend). Scenes
- * are made with exact arithmetic, so the hash is the same on every ISA and
- * architecture: compare it between runs to check "same bits everywhere".
+ * machines that have no Criterion (the GPU machine; a cross build under qemu
+ * without an arm64 Criterion root, see tests/neon.cmake). On every scene
+ * kind, with and without rest positions and index subsets, it checks the
+ * pair list against brute force, the response against the double-precision
+ * reference, and that 1 and 3 threads give the same bits; then prints a hash
+ * of every result. The small scenes fit in one part of the work; a last
+ * scene of 12k particles splits over the 3 threads, so part boundaries,
+ * corrections owed across them and the apply's parts are checked too. Then a
+ * few cases with exactly known answers, from the Criterion response suite,
+ * which a build without Criterion would otherwise never run (on the GPU
+ * machine: through the CUDA backend). Scenes are made with exact arithmetic,
+ * so the hash is the same on every ISA and architecture: compare it between
+ * runs to check "same bits everywhere".
  *
  * Exit status: 0 all passed, 1 a check failed, 77 the requested backend or
  * ISA (PLEAT_CPU_ISA) is not available here.

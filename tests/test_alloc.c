@@ -1,13 +1,13 @@
 /*
- * Allocation failure: every allocation pleat makes goes through core/alloc.h,
- * whose hook makes the Nth one fail (a context's worker threads ask it too:
- * a failed start must join the workers already started). For every N that a call (or a context
- * creation) makes, the call must return PLEAT_ERROR_OUT_OF_MEMORY, leave the
- * caller's arrays (and stats, num_pairs, pairs) bit for bit unchanged, leak
- * nothing (live blocks counted by the hook) and leave a context that still
- * gives the right answer. Both a single failure and "every allocation from
- * the Nth on fails" are tried, on fresh contexts and on contexts whose
- * scratch has to grow.
+ * Allocation failure: every allocation pleat makes goes through
+ * core/alloc.h, whose hook makes the Nth one fail (a context's worker
+ * threads ask it too: a failed start must join the workers already started).
+ * For every N that a call (or a context creation) makes, the call must
+ * return PLEAT_ERROR_OUT_OF_MEMORY, leave the caller's arrays (and stats,
+ * num_pairs, pairs) bit for bit unchanged, leak nothing (live blocks counted
+ * by the hook) and leave a context that still gives the right answer. Both a
+ * single failure and "every allocation from the Nth on fails" are tried, on
+ * fresh contexts and on contexts whose scratch has to grow.
  */
 #include "cpu/cpu.h"
 #include "core/alloc.h"

@@ -171,8 +171,10 @@ Test(determinism, mesh_order_and_shuffled_order_on_one_context)
     for (size_t c = 0; c < sizeof order / sizeof order[0]; ++c) {
         float *got = order[c] ? collide_copy(ctx, shuffled, n, &shuf)
                               : collide_copy(ctx, s.particles, n, &mesh);
-        cr_assert(memcmp(got, order[c] ? want_shuf : want_mesh, (size_t)n * 4 * sizeof(float)) == 0,
-                  "call %zu (%s) differs from a fresh context's", c, order[c] ? "shuffled" : "mesh");
+        const float *want = order[c] ? want_shuf : want_mesh;
+        cr_assert(memcmp(got, want, (size_t)n * 4 * sizeof(float)) == 0,
+                  "call %zu (%s) differs from a fresh context's", c,
+                  order[c] ? "shuffled" : "mesh");
         free(got);
     }
     pleat_context_destroy(ctx);

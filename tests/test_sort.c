@@ -295,7 +295,8 @@ Test(sort, the_gather_checks_the_column_order)
         uint32_t k = 3 * (r / 2) | (1 + c % 15) << 16 | (1 + c / 15) << 20;
         e[s] = (uint64_t)k << 32 | (r * columns + c);
     }
-    cr_assert(gather_says_in_order(e, m, 100 * columns), "in order, and particle numbers drop between columns");
+    cr_assert(gather_says_in_order(e, m, 100 * columns),
+              "in order, and particle numbers drop between columns");
     const struct {
         uint32_t s;
         uint64_t half;
