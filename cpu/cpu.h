@@ -103,6 +103,9 @@ typedef struct pleat_frame {
     uint64_t *packed;        /* sort key << 32 | particle, m entries, then sorted */
     /* sorted by key, m entries each plus PLEAT_PAD */
     uint32_t *keys, *order;
+    /* in every column the particles came in input order (the gather's
+     * check, cpu/order.c): the caller's array holds them in mesh order */
+    int mesh_order;
     float *pos;              /* {x, y, z, w} per particle */
     /* rest positions in key order, 4 floats each (m of them; only queued
      * pairs, all below m, are read), from PLEAT_SORTED_REST_FROM particles

@@ -2,6 +2,7 @@
  * more threads than a sort of that size takes parts. */
 #include "cpu/cpu.h"
 #include "cpu/sort.h"
+#include "cpu/walk.h"
 #include "scenes.h"
 
 #include <criterion/criterion.h>
@@ -314,4 +315,47 @@ Test(sort, the_gather_checks_the_column_order)
         swap_half(e, breaks[b].s, breaks[b].half);
     }
     free(e);
+}
+
+/* The apply's walk (cpu/walk.h) visits each position of its range once and
+ * nothing else, whatever the columns: long and short ones, runs of short
+ * ones, a range that starts or ends inside a column. */
+static void count_visit(const void *arg, uint32_t s)
+{
+    ++((uint32_t *)arg)[s];
+}
+
+Test(sort, the_column_walk_visits_each_particle_once)
+{
+    enum { N = 20000 };
+    uint32_t *keys = malloc((N + PLEAT_PAD) * sizeof *keys), *seen = malloc(N * sizeof *seen);
+    cr_assert(keys && seen);
+    uint64_t state = 7;
+    for (int layout = 0; layout < 4; ++layout) {
+        /* column lengths: 0 long ones only, 1 short ones only, 2 and 3 mixed */
+        uint32_t s = 0, column = 1;
+        while (s < N) {
+            uint32_t r = (uint32_t)pleat_scene_random(&state);
+            uint32_t len = layout == 0   ? 32 + r % 300
+                           : layout == 1 ? 1 + r % 31
+                           : r % 3 == 0  ? 1 + r % 40
+                                         : 20 + r % (layout == 2 ? 100 : 600);
+            for (uint32_t k = 0; k < len && s < N; ++k, ++s)
+                keys[s] = column << 16 | (k * 7 / 3); /* sweep cells rise, with repeats */
+            column += 1 + r % 2;
+        }
+        for (uint32_t p = 0; p < PLEAT_PAD; ++p)
+            keys[N + p] = UINT32_MAX;
+        for (int range = 0; range < 6; ++range) {
+            uint32_t begin = range ? (uint32_t)pleat_scene_random(&state) % (N / 2) : 0;
+            uint32_t end = range ? begin + (uint32_t)pleat_scene_random(&state) % (N - begin) : N;
+            memset(seen, 0, N * sizeof *seen);
+            pleat_walk_columns(keys, begin, end, count_visit, seen);
+            for (uint32_t t = 0; t < N; ++t)
+                cr_assert_eq(seen[t], t >= begin && t < end, "layout %d, [%u, %u): %u visited %u times",
+                             layout, begin, end, t, seen[t]);
+        }
+    }
+    free(seen);
+    free(keys);
 }
