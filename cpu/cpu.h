@@ -96,7 +96,9 @@ typedef struct pleat_frame {
     /* The sort key (cpu/order.c): the grid key with hash1 moved down to just
      * above hash0's highest cell, so the bits that vary sit together:
      * sweep | hash0 << 16 | hash1 << sort_shift, sort_bits bits in all. It
-     * orders particles as the grid key does. */
+     * orders particles as the grid key does, and the sweep works on it as
+     * on the grid key, with the neighbouring columns' offsets moved too
+     * (pleat_cpu_column_offset). */
     int sort_shift, sort_bits;
     pleat_pair_consts consts;
 
@@ -167,11 +169,15 @@ void pleat_cpu_part_free(pleat_part *part);
 void pleat_cpu_sort(pleat_frame *f, pleat_pool *pool, pleat_task_fn keys_task, uint64_t *tmp,
                     void *scratch, int *column_order);
 
-/* The grid key (core/grid.h) of a sort key (pleat_frame). */
-static inline uint32_t pleat_cpu_grid_key(uint32_t sort_key, int sort_shift)
+/* pleat_column_offset(c) for sort keys: its hash1 step of 1 << 24 becomes
+ * 1 << sort_shift. Cells run from 1, so a hash0 + 1 past the field's top
+ * carries into hash0 = 0 of the next hash1, an empty column (as the grid
+ * key's hash0 = 255 is), and hash0 - 1 never borrows. */
+static inline uint32_t pleat_cpu_column_offset(int column, int sort_shift)
 {
-    uint32_t hash0 = (sort_key >> 16) & ((1u << (sort_shift - 16)) - 1u);
-    return (sort_key & PLEAT_KEY_SWEEP_MASK) | hash0 << 16 | (sort_key >> sort_shift) << 24;
+    /* off = dh1 << 24 + dh0 << 16, with dh0 in {-1, 0, 1} and dh1 in {0, 1} */
+    uint32_t off = pleat_column_offset(column), dh1 = (off + 0x00800000u) >> 24;
+    return (dh1 << sort_shift) + (off - (dh1 << 24));
 }
 
 /* Lays the particles out in key order (and the padding) into f->keys,

@@ -1,5 +1,5 @@
 /* End of the sort stage: lay the particles out in key order, 16 bytes each,
- * with their grid keys, so the sweep reads candidates contiguously, then pad
+ * with their sort keys, so the sweep reads candidates contiguously, then pad
  * the arrays (see PLEAT_PAD). Rest positions are copied too only from
  * PLEAT_SORTED_REST_FROM particles on; below, the sweep reads the few it
  * needs, those of close pairs, from the caller's array. A call that corrects gets its fixed-point
@@ -15,7 +15,7 @@
 #define AHEAD 16u
 
 /* Whether sorted particle (key1, i1) breaks its column's order after
- * (key0, i0) (grid keys, particle numbers): in one column (a key's bits
+ * (key0, i0) (sort keys, particle numbers): in one column (a key's bits
  * from 16), the key drops, or the particle number does. */
 static inline unsigned breaks_column(uint32_t key0, uint32_t i0, uint32_t key1, uint32_t i1)
 {
@@ -31,7 +31,6 @@ static void gather_task(void *arg, uint32_t chunk)
     float *restrict pos = f->pos, *restrict rest_sorted = f->rest_sorted;
     const float *rest = f->rest;
     int64_t *acc_z = f->acc_z, *restrict acc_xy = f->acc_xy; /* acc_z is packed */
-    const int sort_shift = f->sort_shift;
     uint32_t end = pleat_chunk_end(chunk, f->m);
     uint32_t last_key = 0, last = 0;
     unsigned broken = 0; /* the chunk's first particle is checked after the stage */
@@ -43,7 +42,7 @@ static void gather_task(void *arg, uint32_t chunk)
                 __builtin_prefetch(rest + 4 * ahead);
         }
         uint64_t v = packed[s];
-        uint32_t i = (uint32_t)v, key = pleat_cpu_grid_key((uint32_t)(v >> 32), sort_shift);
+        uint32_t i = (uint32_t)v, key = (uint32_t)(v >> 32);
         broken |= breaks_column(last_key, last, key, i);
         keys[s] = last_key = key;
         order[s] = last = i;

@@ -260,8 +260,7 @@ static int gather_says_in_order(const uint64_t *entries, uint32_t m, uint32_t co
     int in_order = pleat_cpu_gather(&f, pool, sorted);
     for (uint32_t s = 0; s < m; ++s) {
         uint32_t k = (uint32_t)(entries[s] >> 32), i = (uint32_t)entries[s];
-        uint32_t grid = (k & 0xffffu) | ((k >> 16) & 0xfu) << 16 | (k >> 20) << 24;
-        cr_assert_eq(f.keys[s], grid, "entry %u: grid key %x, not %x", s, f.keys[s], grid);
+        cr_assert_eq(f.keys[s], k, "entry %u: key %x, not %x", s, f.keys[s], k);
         cr_assert_eq(f.order[s], i);
         cr_assert_eq(f.pos[4 * (size_t)s], (float)i);
     }
@@ -358,4 +357,30 @@ Test(sort, the_column_walk_visits_each_particle_once)
     }
     free(seen);
     free(keys);
+}
+
+/* The sweep's neighbouring columns in sort keys (pleat_cpu_column_offset):
+ * from every cell (hash0, hash1) of a field hash0_bits wide, the offset
+ * leads to (hash0 + dh0, hash1 + dh1), or, when hash0 + 1 passes the
+ * field's top, to a column with hash0 = 0, where no particle ever is. */
+Test(sort, column_offsets_of_sort_keys)
+{
+    static const int step[PLEAT_NUM_COLUMNS][2] = {{0, 0}, {1, 0}, {-1, 1}, {0, 1}, {1, 1}};
+    for (int hash0_bits = 1; hash0_bits <= 8; ++hash0_bits) {
+        int shift = 16 + hash0_bits;
+        uint32_t top0 = (1u << hash0_bits) - 1u;
+        for (uint32_t h1 = 1; h1 <= 253; h1 += 9) {
+            for (uint32_t h0 = 1; h0 <= top0 && h0 <= 254; ++h0) {
+                uint32_t key = 77u | h0 << 16 | h1 << shift;
+                for (int c = 0; c < PLEAT_NUM_COLUMNS; ++c) {
+                    uint32_t to = key + pleat_cpu_column_offset(c, shift);
+                    uint32_t h0_to = h0 + (uint32_t)step[c][0], h1_to = h1 + (uint32_t)step[c][1];
+                    uint32_t want = h0_to > top0 ? 77u | (h1_to + 1) << shift
+                                                 : 77u | h0_to << 16 | h1_to << shift;
+                    cr_assert_eq(to, want, "hash0 bits %d, cell (%u, %u), column %d: %x, not %x",
+                                 hash0_bits, h0, h1, c, to, want);
+                }
+            }
+        }
+    }
 }
