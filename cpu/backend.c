@@ -80,10 +80,14 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
         return s;
     if ((s = pleat_cpu_bounds(f, cpu->pool, cpu->kern)) != PLEAT_OK)
         return s;
-    if (p->distance == 0.0f || f->m < 2) {
+    if (p->distance == 0.0f || f->m < 2)
         f->m = 0; /* nothing can collide */
+    /* the parts of the gather's second pass, the sweep and the apply: one
+     * per thread (a single part for small inputs) */
+    uint32_t threads = (uint32_t)pleat_pool_threads(cpu->pool), chunks = pleat_chunks(f->m);
+    f->parts = threads < chunks ? threads : chunks;
+    if (f->m == 0)
         return PLEAT_OK;
-    }
     pleat_pool_run(cpu->pool, pleat_chunks(f->m), cpu->kern->keys, f);
     pleat_lap(job->profile, mark, &job->timings.bounds_keys_ms);
     pleat_cpu_sort(f, cpu->pool, cpu->kern->keys, cpu->sort_b.data, cpu->radix.data,
@@ -92,13 +96,11 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
     return PLEAT_OK;
 }
 
-/* The sweep, one part per thread (a single part for small inputs). */
+/* The sweep, one part per thread (f->parts). */
 static pleat_status sweep(pleat_cpu *cpu, pleat_frame *f, pleat_sweep_mode mode, pleat_job *job,
                           double *mark)
 {
-    uint32_t threads = (uint32_t)pleat_pool_threads(cpu->pool), chunks = pleat_chunks(f->m);
     f->mode = mode;
-    f->parts = threads < chunks ? threads : chunks;
     f->part = cpu->part;
     for (uint32_t p = 0; p < f->parts; ++p) {
         uint32_t begin = pleat_part_begin(f, p), end = pleat_part_begin(f, p + 1);

@@ -31,6 +31,11 @@
  * cached and the copy only adds work (folded 64k: 20% slower). */
 #define PLEAT_SORTED_REST_FROM (1u << 17)
 
+/* From this many taking-part particles on, a gather after the column pass
+ * copies the particles in a second pass that walks columns side by side
+ * (cpu/gather.c). */
+#define PLEAT_GATHER_WALK_FROM (1u << 18)
+
 /* Per-chunk results, reduced in chunk order after a stage. */
 typedef struct pleat_chunk {
     float lower[3], upper[3];
@@ -108,6 +113,7 @@ typedef struct pleat_frame {
     /* in every column the particles came in input order (the gather's
      * check, cpu/order.c): the caller's array holds them in mesh order */
     int mesh_order;
+    int copy_later;          /* gather: the particles are copied in a second pass */
     float *pos;              /* {x, y, z, w} per particle */
     /* rest positions in key order, 4 floats each (m of them; only queued
      * pairs, all below m, are read), from PLEAT_SORTED_REST_FROM particles
@@ -124,7 +130,8 @@ typedef struct pleat_frame {
 
     pleat_chunk *chunks;     /* pleat_chunks(m) entries; the sweep's per part */
     pleat_sweep_mode mode;
-    uint32_t parts;          /* of the sweep and the apply, <= pleat_chunks(m) */
+    uint32_t parts;          /* of the gather's second pass, the sweep and the apply,
+                              * <= pleat_chunks(m) */
     pleat_part *part;        /* parts entries */
 } pleat_frame;
 
@@ -182,8 +189,11 @@ static inline uint32_t pleat_cpu_column_offset(int column, int sort_shift)
 
 /* Lays the particles out in key order (and the padding) into f->keys,
  * f->order, f->pos; generic. Returns whether in every column the particles
- * came in input order with their keys in order (cpu/order.c). */
-int pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted);
+ * came in input order with their keys in order (cpu/order.c).
+ * column_pass: `sorted` is sorted by the column bits only; when it then
+ * fails the check it is not key order, and f->pos may be left unwritten.
+ * Needs f->parts. */
+int pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted, int column_pass);
 
 extern const pleat_backend_ops pleat_cpu_ops;
 /* threads >= 1. describe gets e.g. "cpu avx2, 2 threads". */

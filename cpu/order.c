@@ -29,7 +29,7 @@ void pleat_cpu_sort(pleat_frame *f, pleat_pool *pool, pleat_task_fn keys_task, u
         /* keys and order go to the buffer that does not hold the result */
         f->keys = (uint32_t *)(sorted == packed ? tmp : packed);
         f->order = f->keys + (size_t)f->m + PLEAT_PAD;
-        f->mesh_order = *column_order = pleat_cpu_gather(f, pool, sorted);
+        f->mesh_order = *column_order = pleat_cpu_gather(f, pool, sorted, column);
         if (*column_order || !column)
             return;
         f->packed = packed; /* the gather took the sorted keys for sums */

@@ -1,9 +1,10 @@
 /*
- * The order in which the apply visits the sorted particles of a cloth that
- * comes in mesh order: a few columns side by side.
+ * The order in which the apply and the gather's second pass visit the
+ * sorted particles of a cloth that comes in mesh order: a few columns side
+ * by side.
  *
- * The apply visits every sorted particle once and writes the caller's array
- * at its place there; which particle comes first changes no result. Key
+ * Both visit every sorted particle once and touch the caller's array at
+ * its place there; which particle comes first changes no result. Key
  * order walks one column at a time. On a sheet laid across the sweep axis,
  * one column's particles lie a mesh row apart in the caller's array, and
  * the particles that share their cache lines lie in the next columns. When
@@ -11,17 +12,15 @@
  * of a column's lines fall into the same few cache sets, which hold fewer
  * lines than a column has, so every column that comes back to a line
  * fetches it again (AVX2, one thread, folded sheet: the apply took 3.5x
- * its time on a 255-wide sheet, 64k or 1M). Taking PLEAT_WALK_STREAMS
+ * its time on a 255-wide sheet, 64k or 1M); and once the caller's array is
+ * past the caches, any row length gives that. Taking PLEAT_WALK_STREAMS
  * columns side by side, a particle of each in turn, visits the particles of
- * a line one after another whatever the row length. Runs of columns
- * shorter than PLEAT_WALK_LONG are visited in key order.
+ * a line one after another. Runs of columns shorter than PLEAT_WALK_LONG
+ * are visited in key order.
  *
  * Only for particles in mesh order (the gather's check, cpu/order.c): in a
  * random order no two columns share lines, and 4 streams of random writes
- * are slower than one (apply, 1M: cloud 20%, crumpled sheet 55%). The
- * gather reads the caller's array in the same order, but there a second
- * pass walking the columns cost more than it saved (folded, 64k: sort 0.22
- * to 0.25 ms, 255-wide 0.17 to 0.20; 1M: 12.4 to 11.9).
+ * are slower than one (apply, 1M: cloud 20%, crumpled sheet 55%).
  */
 #ifndef PLEAT_CPU_WALK_H
 #define PLEAT_CPU_WALK_H

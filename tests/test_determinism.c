@@ -1,5 +1,6 @@
 /* The same bits for every thread count and every repeat of a call. */
 #include "core/buffer.h"
+#include "cpu/cpu.h"
 #include "scenes.h"
 #include "support.h"
 
@@ -127,10 +128,12 @@ static float *collide_copy(pleat_context *ctx, const float *particles, uint32_t 
  * not and the sort is finished in full. One context takes them in the
  * order that switches its sort each way (mesh, mesh, shuffled, shuffled,
  * mesh, mesh) and must give, call by call, the bits of a fresh context;
- * the shuffled particles must end where the mesh-order ones do. */
-Test(determinism, mesh_order_and_shuffled_order_on_one_context)
+ * the shuffled particles must end where the mesh-order ones do. In mesh
+ * order the apply walks columns side by side (cpu/walk.h), and so, from
+ * PLEAT_GATHER_WALK_FROM particles on, does the gather. */
+static void mesh_and_shuffled(uint32_t size)
 {
-    scene s = scene_make(SCENE_FOLDED, 40000, 1, 23);
+    scene s = scene_make(SCENE_FOLDED, size, 1, 23);
     uint32_t n = s.count;
     uint32_t *perm = malloc((size_t)n * sizeof *perm);
     float *shuffled = malloc((size_t)n * 4 * sizeof(float));
@@ -184,6 +187,12 @@ Test(determinism, mesh_order_and_shuffled_order_on_one_context)
     free(shuffled);
     free(perm);
     scene_free(&s);
+}
+
+Test(determinism, mesh_order_and_shuffled_order_on_one_context)
+{
+    mesh_and_shuffled(40000);
+    mesh_and_shuffled(PLEAT_GATHER_WALK_FROM + 10000);
 }
 
 /* The caller's floating-point environment: a rounding mode other than to

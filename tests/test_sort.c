@@ -231,12 +231,12 @@ Test(sort, crowded_buckets_any_alignment)
     check_crowded(16, 1u << 18, 3, 1); /* 11 parts: more region edges in each bucket */
 }
 
-/* The gather's check of the column order (cpu/order.c) on sorted entries
- * made by hand: sort keys with hash0 in 4 bits (sort_shift 20), 100
- * entries per column, each column's particle numbers rising, two entries
- * per sweep cell; particle numbers below count. Returns the gather's
- * answer after checking what it laid out. */
-static int gather_says_in_order(const uint64_t *entries, uint32_t m, uint32_t count)
+/* The gather of sorted entries made by hand (see below), after a full
+ * sort or after the column pass (which, from PLEAT_GATHER_WALK_FROM
+ * entries on, copies the particles only when the order holds, walking
+ * columns side by side in 3 parts). Returns the gather's answer after
+ * checking what it laid out. */
+static int gather_checked(const uint64_t *entries, uint32_t m, uint32_t count, int column_pass)
 {
     static pleat_pool *pool;
     if (!pool)
@@ -244,6 +244,7 @@ static int gather_says_in_order(const uint64_t *entries, uint32_t m, uint32_t co
     cr_assert(pool);
     pleat_frame f = {0};
     f.m = m;
+    f.parts = 3;
     f.sort_shift = 20;
     float *particles = calloc((size_t)count * 4, sizeof(float));
     uint64_t *sorted = malloc((size_t)m * sizeof *sorted);
@@ -257,12 +258,16 @@ static int gather_says_in_order(const uint64_t *entries, uint32_t m, uint32_t co
     f.particles = particles;
     f.keys = keys;
     f.order = keys + m + PLEAT_PAD;
-    int in_order = pleat_cpu_gather(&f, pool, sorted);
+    for (uint32_t s = 0; s < m + PLEAT_PAD; ++s)
+        f.pos[4 * (size_t)s] = -1.0f; /* no particle's */
+    int in_order = pleat_cpu_gather(&f, pool, sorted, column_pass);
+    int copied = in_order || !column_pass || m < PLEAT_GATHER_WALK_FROM;
     for (uint32_t s = 0; s < m; ++s) {
         uint32_t k = (uint32_t)(entries[s] >> 32), i = (uint32_t)entries[s];
         cr_assert_eq(f.keys[s], k, "entry %u: key %x, not %x", s, f.keys[s], k);
         cr_assert_eq(f.order[s], i);
-        cr_assert_eq(f.pos[4 * (size_t)s], (float)i);
+        if (copied)
+            cr_assert_eq(f.pos[4 * (size_t)s], (float)i, "entry %u", s);
     }
     free(f.chunks);
     free(f.pos);
@@ -270,6 +275,18 @@ static int gather_says_in_order(const uint64_t *entries, uint32_t m, uint32_t co
     free(sorted);
     free(particles);
     return in_order;
+}
+
+/* The gather's check of the column order (cpu/order.c) on sorted entries
+ * made by hand: sort keys with hash0 in 4 bits (sort_shift 20), 100
+ * entries per column, each column's particle numbers rising, two entries
+ * per sweep cell; particle numbers below count. The gather's answer, the
+ * same after a full sort and after the column pass. */
+static int gather_says_in_order(const uint64_t *entries, uint32_t m, uint32_t count)
+{
+    int full = gather_checked(entries, m, count, 0);
+    cr_assert_eq(gather_checked(entries, m, count, 1), full, "the answer depends on the sort");
+    return full;
 }
 
 /* Swaps the particle numbers (low halves) or the keys (high halves) of
@@ -281,9 +298,10 @@ static void swap_half(uint64_t *e, uint32_t s, uint64_t half)
     e[s + 1] = (e[s + 1] & ~half) | a;
 }
 
-Test(sort, the_gather_checks_the_column_order)
+/* m: past 3 chunks, or past PLEAT_GATHER_WALK_FROM too */
+static void check_gather_order(uint32_t m)
 {
-    const uint32_t m = 3 * PLEAT_CHUNK + 5, columns = (m + 99) / 100;
+    const uint32_t columns = (m + 99) / 100;
     uint64_t *e = malloc((size_t)m * sizeof *e);
     cr_assert(e);
     const uint64_t particle = 0xffffffffu, key = ~particle;
@@ -310,10 +328,17 @@ Test(sort, the_gather_checks_the_column_order)
     };
     for (size_t b = 0; b < sizeof breaks / sizeof breaks[0]; ++b) {
         swap_half(e, breaks[b].s, breaks[b].half);
-        cr_assert(!gather_says_in_order(e, m, 100 * columns), "%s: not seen", breaks[b].what);
+        cr_assert(!gather_says_in_order(e, m, 100 * columns), "m %u, %s: not seen", m,
+                  breaks[b].what);
         swap_half(e, breaks[b].s, breaks[b].half);
     }
     free(e);
+}
+
+Test(sort, the_gather_checks_the_column_order)
+{
+    check_gather_order(3 * PLEAT_CHUNK + 5);
+    check_gather_order(PLEAT_GATHER_WALK_FROM + 5);
 }
 
 /* The apply's walk (cpu/walk.h) visits each position of its range once and
