@@ -167,6 +167,11 @@ static void scatter_buffered(const sort_job *job, uint32_t part, size_t *first, 
             else
                 drain(dst, ps->line[b], first[b], from, first[b] + LINE_KEYS);
             first[b] += LINE_KEYS;
+            /* its next line, 8 of its keys from now: written whole, it
+             * would wait for the line to come in (folded 4M, sort: 49 ->
+             * 45.5 ms; 1M 11.0 -> 10.3) */
+            if (first[b] < job->n)
+                __builtin_prefetch(dst + first[b], 1);
             ps->next[b] = ps->line[b];
         }
     }
