@@ -4,10 +4,11 @@
  *
  * Particles are walked in key order (the sort keys, cpu.h: the grid key's
  * fields packed closer, with the column offsets to match), one part (a
- * contiguous run of sorted particles) per thread, so each part writes the sums of its own particles
- * and queues the corrections owed to a later part (cpu/settle.c). Each
- * particle tests its own column (only later particles) and 4 neighbouring
- * columns whose keys are all larger, so every pair is met once.
+ * contiguous run of sorted particles) per thread, so each part writes the
+ * sums of its own particles and queues the corrections owed to a later part
+ * (cpu/settle.c). Each particle tests its own column (only later
+ * particles) and 4 neighbouring columns whose keys are all larger, so every
+ * pair is met once.
  *
  * The sweep takes a block of up to W consecutive particles of one column at
  * a time, one per lane (the CUDA sweep does the same with a warp). Per

@@ -376,8 +376,9 @@ Test(sort, the_column_walk_visits_each_particle_once)
             memset(seen, 0, N * sizeof *seen);
             pleat_walk_columns(keys, begin, end, count_visit, seen);
             for (uint32_t t = 0; t < N; ++t)
-                cr_assert_eq(seen[t], t >= begin && t < end, "layout %d, [%u, %u): %u visited %u times",
-                             layout, begin, end, t, seen[t]);
+                cr_assert_eq(seen[t], t >= begin && t < end,
+                             "layout %d, [%u, %u): %u visited %u times", layout, begin, end, t,
+                             seen[t]);
         }
     }
     free(seen);
