@@ -90,7 +90,7 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
         return PLEAT_OK;
     pleat_pool_run(cpu->pool, pleat_chunks(f->m), cpu->kern->keys, f);
     pleat_lap(job->profile, mark, &job->timings.bounds_keys_ms);
-    pleat_cpu_sort(f, cpu->pool, cpu->kern->keys, cpu->sort_b.data, cpu->radix.data,
+    pleat_cpu_sort(f, cpu->pool, cpu->kern, cpu->sort_b.data, cpu->radix.data,
                    &cpu->column_order);
     pleat_lap(job->profile, mark, &job->timings.sort_ms);
     return PLEAT_OK;

@@ -168,12 +168,12 @@ void pleat_cpu_owe(pleat_part *part, uint32_t b, const int64_t c[3]);
 void pleat_cpu_settle(pleat_frame *f, pleat_pool *pool);
 void pleat_cpu_part_free(pleat_part *part);
 
-/* Sorts f->packed (m entries, made by keys_task) through tmp (m + PLEAT_PAD
+/* Sorts f->packed (m entries, made by kern->keys) through tmp (m + PLEAT_PAD
  * entries, as f->packed) and gathers the particles in key order;
  * scratch: pleat_radix_scratch(m, threads of pool). *column_order: whether
  * the context's last call found its particles in column order
  * (cpu/order.c), updated. */
-void pleat_cpu_sort(pleat_frame *f, pleat_pool *pool, pleat_task_fn keys_task, uint64_t *tmp,
+void pleat_cpu_sort(pleat_frame *f, pleat_pool *pool, const pleat_kernels *kern, uint64_t *tmp,
                     void *scratch, int *column_order);
 
 /* pleat_column_offset(c) for sort keys: its hash1 step of 1 << 24 becomes
@@ -187,13 +187,22 @@ static inline uint32_t pleat_cpu_column_offset(int column, int sort_shift)
     return (dh1 << sort_shift) + (off - (dh1 << 24));
 }
 
+/* Whether sorted particle (key1, i1) breaks its column's order after
+ * (key0, i0) (sort keys, particle numbers): in one column (a key's bits
+ * from 16), the key drops, or the particle number does. */
+static inline unsigned pleat_breaks_column(uint32_t key0, uint32_t i0, uint32_t key1, uint32_t i1)
+{
+    return (key0 >> 16 == key1 >> 16) & ((key1 < key0) | (i1 < i0));
+}
+
 /* Lays the particles out in key order (and the padding) into f->keys,
- * f->order, f->pos; generic. Returns whether in every column the particles
- * came in input order with their keys in order (cpu/order.c).
- * column_pass: `sorted` is sorted by the column bits only; when it then
- * fails the check it is not key order, and f->pos may be left unwritten.
- * Needs f->parts. */
-int pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, uint64_t *sorted, int column_pass);
+ * f->order, f->pos, with kern's gather kernels (cpu/gather.c). Returns
+ * whether in every column the particles came in input order with their
+ * keys in order (cpu/order.c). column_pass: `sorted` is sorted by the
+ * column bits only; when it then fails the check it is not key order, and
+ * f->pos may be left unwritten. Needs f->parts. */
+int pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, const pleat_kernels *kern, uint64_t *sorted,
+                     int column_pass);
 
 extern const pleat_backend_ops pleat_cpu_ops;
 /* threads >= 1. describe gets e.g. "cpu avx2, 2 threads". */

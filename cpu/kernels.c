@@ -8,6 +8,8 @@ const pleat_kernels PLEAT_KERNEL(kernels) = {
     PLEAT_STR(PLEAT_ISA),
     PLEAT_KERNEL(bounds_task),
     PLEAT_KERNEL(keys_task),
+    PLEAT_KERNEL(gather_task),
+    PLEAT_KERNEL(gather_copy_task),
     PLEAT_KERNEL(sweep_task),
     PLEAT_KERNEL(apply_task),
 };

@@ -15,11 +15,43 @@
  * would have done (in every column the particles came in input order), so
  * a context goes back to it when its particles do. Both sorts give the one
  * stable order, so the choice never changes a result, only the time.
+ *
+ * The gather's driver is here too; its kernels, per ISA, are in
+ * cpu/gather.c.
  */
 #include "cpu.h"
 #include "sort.h"
 
-void pleat_cpu_sort(pleat_frame *f, pleat_pool *pool, pleat_task_fn keys_task, uint64_t *tmp,
+#include <string.h>
+
+int pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, const pleat_kernels *kern, uint64_t *sorted,
+                     int column_pass)
+{
+    f->packed = sorted;
+    f->copy_later = column_pass && f->m >= PLEAT_GATHER_WALK_FROM;
+    /* the z sums reuse the sorted keys, consumed here */
+    f->acc_z = f->acc_xy ? (int64_t *)sorted : NULL;
+    uint32_t chunks = pleat_chunks(f->m);
+    pleat_pool_run(pool, chunks, kern->gather, f);
+    unsigned broken = 0;
+    for (uint32_t k = 0; k < chunks; ++k) {
+        uint32_t s = pleat_chunk_begin(k); /* after s - 1, in another chunk */
+        broken |= (unsigned)f->chunks[k].out_of_order;
+        if (k > 0)
+            broken |= pleat_breaks_column(f->keys[s - 1], f->order[s - 1], f->keys[s], f->order[s]);
+    }
+    size_t m = f->m;
+    for (size_t s = m; s < m + PLEAT_PAD; ++s) {
+        f->keys[s] = UINT32_MAX;
+        f->order[s] = 0;
+    }
+    memset(f->pos + 4 * m, 0, 4 * PLEAT_PAD * sizeof(float));
+    if (f->copy_later && !broken) /* else not key order: the sort goes on */
+        pleat_pool_run(pool, f->parts, kern->gather_copy, f);
+    return !broken;
+}
+
+void pleat_cpu_sort(pleat_frame *f, pleat_pool *pool, const pleat_kernels *kern, uint64_t *tmp,
                     void *scratch, int *column_order)
 {
     uint64_t *packed = f->packed;
@@ -29,10 +61,10 @@ void pleat_cpu_sort(pleat_frame *f, pleat_pool *pool, pleat_task_fn keys_task, u
         /* keys and order go to the buffer that does not hold the result */
         f->keys = (uint32_t *)(sorted == packed ? tmp : packed);
         f->order = f->keys + (size_t)f->m + PLEAT_PAD;
-        f->mesh_order = *column_order = pleat_cpu_gather(f, pool, sorted, column);
+        f->mesh_order = *column_order = pleat_cpu_gather(f, pool, kern, sorted, column);
         if (*column_order || !column)
             return;
         f->packed = packed; /* the gather took the sorted keys for sums */
-        pleat_pool_run(pool, pleat_chunks(f->m), keys_task, f);
+        pleat_pool_run(pool, pleat_chunks(f->m), kern->keys, f);
     }
 }

@@ -13,6 +13,9 @@
  *   vu_keep(x, m) is x in m's true lanes and 0 elsewhere; vu_count counts
  *   the true lanes per lane, and vu_sum adds the lanes up. vu_sll and
  *   vu_srl shift by a constant, vu_sll_by by a count known at run time.
+ *   vu_eq and vu_lt compare straight into bits. vu_load_halves splits W
+ *   64-bit values into their low and high halves; vu_shift_in moves each
+ *   lane up by one (a given value into lane 0), vu_last reads lane W - 1.
  * - Particles are stored {x, y, z, w}, 4 floats each; vf_rows (and
  *   vf_load4, vf_gather4) turn W of them into one vf per component.
  * Lanes are read and written through memcpy or intrinsics only (DESIGN.md §4:
@@ -97,6 +100,26 @@ static inline void vu_store(uint32_t *p, vu a) { _mm256_storeu_si256((__m256i *)
 static inline void vf_store(float *p, vf a) { _mm256_storeu_ps(p, a); }
 /* truncation toward zero of values in (-2^31, 2^31), as int32 bits */
 static inline vu vf_trunc_i32(vf a) { return _mm256_cvttps_epi32(a); }
+static inline unsigned vu_eq(vu a, vu b)
+{
+    return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b)));
+}
+/* W consecutive 64-bit values, split into their low and high halves */
+static inline void vu_load_halves(const uint64_t *p, vu *lo, vu *hi)
+{
+    __m256 a = _mm256_loadu_ps((const float *)p), b = _mm256_loadu_ps((const float *)(p + 4));
+    /* in each 128-bit lane: a's two values, then b's; the permute puts
+     * the 64-bit quarters back in order */
+    *lo = _mm256_permute4x64_epi64(_mm256_castps_si256(_mm256_shuffle_ps(a, b, 0x88)), 0xd8);
+    *hi = _mm256_permute4x64_epi64(_mm256_castps_si256(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8);
+}
+/* {first, a0, ..., a(W-2)}: each lane gets the lane before it */
+static inline vu vu_shift_in(vu a, uint32_t first)
+{
+    const __m256i up = _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6);
+    return _mm256_blend_epi32(_mm256_permutevar8x32_epi32(a, up), _mm256_set1_epi32((int)first), 1);
+}
+static inline uint32_t vu_last(vu a) { return (uint32_t)_mm256_extract_epi32(a, 7); }
 #elif defined(PLEAT_ISA_SSE2)
 #include <emmintrin.h>
 #define PLEAT_W 4
@@ -161,6 +184,21 @@ static inline vu vu_sll_by(vu a, int n) { return _mm_sll_epi32(a, _mm_cvtsi32_si
 static inline void vu_store(uint32_t *p, vu a) { _mm_storeu_si128((__m128i *)p, a); }
 static inline void vf_store(float *p, vf a) { _mm_storeu_ps(p, a); }
 static inline vu vf_trunc_i32(vf a) { return _mm_cvttps_epi32(a); }
+static inline unsigned vu_eq(vu a, vu b)
+{
+    return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(a, b)));
+}
+static inline void vu_load_halves(const uint64_t *p, vu *lo, vu *hi)
+{
+    __m128 a = _mm_loadu_ps((const float *)p), b = _mm_loadu_ps((const float *)(p + 2));
+    *lo = _mm_castps_si128(_mm_shuffle_ps(a, b, 0x88));
+    *hi = _mm_castps_si128(_mm_shuffle_ps(a, b, 0xdd));
+}
+static inline vu vu_shift_in(vu a, uint32_t first)
+{
+    return _mm_or_si128(_mm_slli_si128(a, 4), _mm_cvtsi32_si128((int)first));
+}
+static inline uint32_t vu_last(vu a) { return (uint32_t)_mm_cvtsi128_si32(_mm_shuffle_epi32(a, 0xff)); }
 #elif defined(PLEAT_ISA_NEON)
 #include <arm_neon.h>
 #define PLEAT_W 4
@@ -214,6 +252,15 @@ static inline vu vu_sll_by(vu a, int n) { return vshlq_u32(a, vdupq_n_s32(n)); }
 static inline void vu_store(uint32_t *p, vu a) { vst1q_u32(p, a); }
 static inline void vf_store(float *p, vf a) { vst1q_f32(p, a); }
 static inline vu vf_trunc_i32(vf a) { return vreinterpretq_u32_s32(vcvtq_s32_f32(a)); }
+static inline unsigned vu_eq(vu a, vu b) { return neon_mask(vceqq_u32(a, b)); }
+static inline void vu_load_halves(const uint64_t *p, vu *lo, vu *hi)
+{
+    uint32x4x2_t h = vld2q_u32((const uint32_t *)p); /* little-endian: low half first */
+    *lo = h.val[0];
+    *hi = h.val[1];
+}
+static inline vu vu_shift_in(vu a, uint32_t first) { return vextq_u32(vdupq_n_u32(first), a, 3); }
+static inline uint32_t vu_last(vu a) { return vgetq_lane_u32(a, 3); }
 #elif defined(PLEAT_ISA_SCALAR)
 #define PLEAT_W 1
 typedef float vf;
@@ -260,6 +307,14 @@ static inline vu vf_trunc_i32(vf a)
 {
     return a > -2147483904.0f && a < 2147483648.0f ? (uint32_t)(int32_t)a : 0x80000000u;
 }
+static inline unsigned vu_eq(vu a, vu b) { return a == b; }
+static inline void vu_load_halves(const uint64_t *p, vu *lo, vu *hi)
+{
+    *lo = (uint32_t)*p;
+    *hi = (uint32_t)(*p >> 32);
+}
+static inline vu vu_shift_in(vu a, uint32_t first) { (void)a; return first; }
+static inline uint32_t vu_last(vu a) { return a; }
 #else
 #error "compile the CPU kernels with one PLEAT_ISA_* defined"
 #endif

@@ -1,6 +1,7 @@
 /* The radix sort against qsort, on one thread, split over three, and with
  * more threads than a sort of that size takes parts. */
 #include "cpu/cpu.h"
+#include "cpu/isa.h"
 #include "cpu/sort.h"
 #include "cpu/walk.h"
 #include "scenes.h"
@@ -231,12 +232,13 @@ Test(sort, crowded_buckets_any_alignment)
     check_crowded(16, 1u << 18, 3, 1); /* 11 parts: more region edges in each bucket */
 }
 
-/* The gather of sorted entries made by hand (see below), after a full
- * sort or after the column pass (which, from PLEAT_GATHER_WALK_FROM
- * entries on, copies the particles only when the order holds, walking
- * columns side by side in 3 parts). Returns the gather's answer after
- * checking what it laid out. */
-static int gather_checked(const uint64_t *entries, uint32_t m, uint32_t count, int column_pass)
+/* The gather of sorted entries made by hand (see below) with one ISA's
+ * kernels, after a full sort or after the column pass (which, from
+ * PLEAT_GATHER_WALK_FROM entries on, copies the particles only when the
+ * order holds, walking columns side by side in 3 parts). Returns the
+ * gather's answer after checking what it laid out, sums zeroed included. */
+static int gather_checked(const uint64_t *entries, uint32_t m, uint32_t count, int column_pass,
+                          const pleat_kernels *kern)
 {
     static pleat_pool *pool;
     if (!pool)
@@ -250,8 +252,10 @@ static int gather_checked(const uint64_t *entries, uint32_t m, uint32_t count, i
     uint64_t *sorted = malloc((size_t)m * sizeof *sorted);
     uint32_t *keys = malloc(2 * ((size_t)m + PLEAT_PAD) * sizeof *keys);
     f.pos = malloc(((size_t)m + PLEAT_PAD) * 4 * sizeof(float));
+    f.acc_xy = malloc(2 * (size_t)m * sizeof(int64_t));
     f.chunks = calloc(pleat_chunks(m), sizeof(pleat_chunk));
-    cr_assert(particles && sorted && keys && f.pos && f.chunks);
+    cr_assert(particles && sorted && keys && f.pos && f.acc_xy && f.chunks);
+    memset(f.acc_xy, 0x5a, 2 * (size_t)m * sizeof(int64_t));
     for (uint32_t i = 0; i < count; ++i)
         particles[4 * (size_t)i] = (float)i;
     memcpy(sorted, entries, (size_t)m * sizeof *sorted);
@@ -260,7 +264,7 @@ static int gather_checked(const uint64_t *entries, uint32_t m, uint32_t count, i
     f.order = keys + m + PLEAT_PAD;
     for (uint32_t s = 0; s < m + PLEAT_PAD; ++s)
         f.pos[4 * (size_t)s] = -1.0f; /* no particle's */
-    int in_order = pleat_cpu_gather(&f, pool, sorted, column_pass);
+    int in_order = pleat_cpu_gather(&f, pool, kern, sorted, column_pass);
     int copied = in_order || !column_pass || m < PLEAT_GATHER_WALK_FROM;
     for (uint32_t s = 0; s < m; ++s) {
         uint32_t k = (uint32_t)(entries[s] >> 32), i = (uint32_t)entries[s];
@@ -268,7 +272,10 @@ static int gather_checked(const uint64_t *entries, uint32_t m, uint32_t count, i
         cr_assert_eq(f.order[s], i);
         if (copied)
             cr_assert_eq(f.pos[4 * (size_t)s], (float)i, "entry %u", s);
+        cr_assert(sorted[s] == 0 && f.acc_xy[2 * (size_t)s] == 0 && f.acc_xy[2 * (size_t)s + 1] == 0,
+                  "%s: the sums of entry %u are not zeroed", kern->name, s);
     }
+    free(f.acc_xy);
     free(f.chunks);
     free(f.pos);
     free(keys);
@@ -284,9 +291,23 @@ static int gather_checked(const uint64_t *entries, uint32_t m, uint32_t count, i
  * same after a full sort and after the column pass. */
 static int gather_says_in_order(const uint64_t *entries, uint32_t m, uint32_t count)
 {
-    int full = gather_checked(entries, m, count, 0);
-    cr_assert_eq(gather_checked(entries, m, count, 1), full, "the answer depends on the sort");
-    return full;
+    static const char *const isas[] = {"scalar", "sse2", "avx2", "neon"};
+    int answer = -1;
+    for (size_t k = 0; k < sizeof isas / sizeof isas[0]; ++k) {
+        if (!pleat_isa_available(isas[k]))
+            continue;
+        const pleat_kernels *kern;
+        cr_assert_eq(setenv("PLEAT_CPU_ISA", isas[k], 1), 0);
+        cr_assert_eq(pleat_isa_select(&kern), PLEAT_OK);
+        for (int column_pass = 0; column_pass <= 1; ++column_pass) {
+            int got = gather_checked(entries, m, count, column_pass, kern);
+            cr_assert(answer < 0 || got == answer, "%s, %s: another answer", isas[k],
+                      column_pass ? "column pass" : "full sort");
+            answer = got;
+        }
+    }
+    cr_assert_eq(unsetenv("PLEAT_CPU_ISA"), 0);
+    return answer;
 }
 
 /* Swaps the particle numbers (low halves) or the keys (high halves) of
@@ -322,6 +343,8 @@ static void check_gather_order(uint32_t m)
     } breaks[] = {
         {150, particle, "particle numbers drop inside a chunk"},
         {153, key, "the key drops inside a chunk"},
+        {159, particle, "particle numbers drop across lanes' vectors"},
+        {167, key, "the key drops across lanes' vectors"},
         {PLEAT_CHUNK - 1, particle, "particle numbers drop from one chunk to the next"},
         {2 * PLEAT_CHUNK - 1, key, "the key drops from one chunk to the next"},
         {m - 2, particle, "particle numbers drop at the end"},
