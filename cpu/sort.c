@@ -162,9 +162,13 @@ static void scatter_buffered(const sort_job *job, uint32_t part, size_t *first, 
         ps->next[b] = slot;
         if ((uintptr_t)slot % LINE_BYTES == 0) { /* the line is full */
             size_t from = region_from(first[b], ps->start[b]);
-            if (from == first[b])
-                memcpy(dst + from, ps->line[b], LINE_BYTES);
-            else
+            if (from == first[b]) {
+                /* the last key from k: reading the line back across the
+                 * 8 bytes just stored would wait for that store (folded
+                 * 64k, sort: 0.195 -> 0.184 ms) */
+                memcpy(dst + from, ps->line[b], LINE_BYTES - sizeof k);
+                dst[from + LINE_KEYS - 1] = k;
+            } else
                 drain(dst, ps->line[b], first[b], from, first[b] + LINE_KEYS);
             first[b] += LINE_KEYS;
             /* its next line, 8 of its keys from now: written whole, it
