@@ -44,6 +44,15 @@ _Static_assert(MAX_DIGITS << NARROW_BITS <= PART_COUNTERS, "narrow digits fit th
 #define L1_SETS 64u
 #define CROWD 8u
 
+/* Past the caches, each line a write front enters is a miss that the
+ * hardware prefetchers, with up to 2048 fronts to follow, leave to the
+ * store, so the scatter prefetches every front 2 lines ahead (AVX2, 1
+ * thread, sort stage: 4M cloud 49.5 -> 35.9 ms, 4M crumpled 62.5 -> 46.4,
+ * 1M crumpled 11.4 -> 9.1; 1 or 4 lines ahead no better). Below 2^19 keys
+ * it only cost (256k cloud 1.08 -> 1.10 ms, 64k 0.240 -> 0.251). */
+#define FRONT_AHEAD (2u * LINE_BYTES)
+#define FRONTS_AHEAD_FROM (1u << 19)
+
 /* Per part: counters, then per bucket a line buffer, its next slot and
  * where the part's region of the bucket starts. */
 typedef struct part_scratch {
@@ -196,9 +205,13 @@ static void scatter_task(void *arg, uint32_t part)
         return;
     }
     size_t end = part_begin(job, part + 1);
+    int ahead = job->n >= FRONTS_AHEAD_FROM;
     for (size_t i = part_begin(job, part); i < end; ++i) {
         uint64_t k = job->src[i];
-        job->dst[offset[(k >> shift) & mask]++] = k;
+        size_t q = offset[(k >> shift) & mask]++;
+        job->dst[q] = k;
+        if (ahead) /* the address only: a prefetch never faults */
+            __builtin_prefetch((const void *)((uintptr_t)(job->dst + q) + FRONT_AHEAD), 1);
     }
 }
 
