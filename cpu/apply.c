@@ -15,6 +15,10 @@
  * host 128 did better again (AVX2, 1 thread, apply: 1M cloud 3.53 -> 2.77
  * ms, 4M 17.3 -> 13.7; 1M crumpled 3.48 -> 3.09; 256: 3.14, 15.2). */
 #define AHEAD 128u
+/* Columns walked side by side on a mesh: 2 leave the two layers a column of
+ * the folded sheet holds apart; 8 were no faster at 64k and much slower at
+ * 4M (folded, apply: 11.3 -> 30 ms). */
+#define STREAMS 4u
 
 static inline void apply_one(const void *arg, uint32_t s)
 {
@@ -36,7 +40,7 @@ void PLEAT_KERNEL(apply_task)(void *arg, uint32_t part)
         /* the hardware prefetchers follow a mesh's rows; prefetching 64
          * ahead in every stream cost more than it saved (folded 255-wide,
          * 64k: apply 0.059 ms without, 0.082 with) */
-        pleat_walk_columns(f->keys, begin, end, apply_one, f);
+        pleat_walk_columns(f->keys, begin, end, STREAMS, apply_one, f);
         return;
     }
     for (uint32_t s = begin; s < end; ++s) {

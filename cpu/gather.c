@@ -34,6 +34,13 @@
  * ahead 52.5 ms, 16 ahead 54.7; none, 63). */
 #define AHEAD 128u
 #define WALK_AHEAD 8u
+/* The walk's columns side by side. From WALK_WIDE_FROM particles on, 8
+ * (two cache lines of a mesh row) halve the times a row's page is come back
+ * to (AVX2, 1 thread, folded sheet, sort: 4M 50 -> 42.3 ms, 1M 10.7 -> 8.7,
+ * 512k 3.5 -> 2.9); below, 4 did better (256k: 1.42 -> 1.85 with 8). */
+#define WALK_STREAMS 4u
+#define WALK_WIDE_STREAMS 8u
+#define WALK_WIDE_FROM (1u << 19)
 /* the sums zeroed in a step were read in it; the prefetches read further */
 _Static_assert(AHEAD >= PLEAT_W, "prefetches read entries not yet zeroed");
 _Static_assert(WALK_AHEAD <= PLEAT_PAD, "copy_one reads order up to WALK_AHEAD past the end");
@@ -132,6 +139,9 @@ static inline void copy_one(const void *arg, uint32_t s)
 void PLEAT_KERNEL(gather_copy_task)(void *arg, uint32_t part)
 {
     const pleat_frame *f = arg;
-    pleat_walk_columns(f->keys, pleat_part_begin(f, part), pleat_part_begin(f, part + 1), copy_one,
-                       f);
+    uint32_t begin = pleat_part_begin(f, part), end = pleat_part_begin(f, part + 1);
+    if (f->m >= WALK_WIDE_FROM)
+        pleat_walk_columns(f->keys, begin, end, WALK_WIDE_STREAMS, copy_one, f);
+    else
+        pleat_walk_columns(f->keys, begin, end, WALK_STREAMS, copy_one, f);
 }

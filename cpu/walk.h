@@ -13,8 +13,8 @@
  * lines than a column has, so every column that comes back to a line
  * fetches it again (AVX2, one thread, folded sheet: the apply took 3.5x
  * its time on a 255-wide sheet, 64k or 1M); and once the caller's array is
- * past the caches, any row length gives that. Taking PLEAT_WALK_STREAMS
- * columns side by side, a particle of each in turn, visits the particles of
+ * past the caches, any row length gives that. Taking a few columns side by
+ * side, a particle of each in turn, visits the particles of
  * a line one after another. Runs of columns shorter than PLEAT_WALK_LONG
  * are visited in key order.
  *
@@ -29,20 +29,21 @@
 
 #include <stdint.h>
 
-/* Folded 64k: 2 streams leave the two layers a column holds apart, 8 were
- * no faster than 4. */
-#define PLEAT_WALK_STREAMS 4
+/* At most this many streams (the callers' counts are in cpu/apply.c and
+ * cpu/gather.c). */
+#define PLEAT_WALK_MAX_STREAMS 8
 #define PLEAT_WALK_LONG 32u
 
 /* Visits once each of the sorted positions [begin, end) (keys sorted over
- * them; keys[end] may be read), calling visit(arg, s). Inlined, so visit is
- * too. */
+ * them; keys[end] may be read), calling visit(arg, s), `streams` columns
+ * side by side (2 to PLEAT_WALK_MAX_STREAMS, a constant). Inlined, so visit
+ * is too. */
 static inline __attribute__((always_inline)) void
-pleat_walk_columns(const uint32_t *keys, uint32_t begin, uint32_t end,
+pleat_walk_columns(const uint32_t *keys, uint32_t begin, uint32_t end, unsigned streams,
                    void (*visit)(const void *, uint32_t), const void *arg)
 {
-    enum { S = PLEAT_WALK_STREAMS };
-    uint32_t at[S], stop[S], next = begin;
+    const unsigned S = streams;
+    uint32_t at[PLEAT_WALK_MAX_STREAMS], stop[PLEAT_WALK_MAX_STREAMS], next = begin;
     unsigned k = 0;
     for (;;) {
         while (k < S && next < end) { /* take the next long column, or visit a short run */
@@ -65,7 +66,7 @@ pleat_walk_columns(const uint32_t *keys, uint32_t begin, uint32_t end,
             steps = stop[j] - at[j] < steps ? stop[j] - at[j] : steps;
         if (k == S) {
             for (uint32_t t = 0; t < steps; ++t) {
-#pragma GCC unroll 4
+#pragma GCC unroll 8
                 for (unsigned j = 0; j < S; ++j)
                     visit(arg, at[j] + t);
             }

@@ -396,12 +396,14 @@ Test(sort, the_column_walk_visits_each_particle_once)
         for (int range = 0; range < 6; ++range) {
             uint32_t begin = range ? (uint32_t)pleat_scene_random(&state) % (N / 2) : 0;
             uint32_t end = range ? begin + (uint32_t)pleat_scene_random(&state) % (N - begin) : N;
-            memset(seen, 0, N * sizeof *seen);
-            pleat_walk_columns(keys, begin, end, count_visit, seen);
-            for (uint32_t t = 0; t < N; ++t)
-                cr_assert_eq(seen[t], t >= begin && t < end,
-                             "layout %d, [%u, %u): %u visited %u times", layout, begin, end, t,
-                             seen[t]);
+            for (unsigned streams = 2; streams <= PLEAT_WALK_MAX_STREAMS; streams *= 2) {
+                memset(seen, 0, N * sizeof *seen);
+                pleat_walk_columns(keys, begin, end, streams, count_visit, seen);
+                for (uint32_t t = 0; t < N; ++t)
+                    cr_assert_eq(seen[t], t >= begin && t < end,
+                                 "layout %d, %u streams, [%u, %u): %u visited %u times", layout,
+                                 streams, begin, end, t, seen[t]);
+            }
         }
     }
     free(seen);
