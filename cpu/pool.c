@@ -1,15 +1,28 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
-/* Workers wait for a new generation of tasks, and the caller for the last
- * worker to finish one, by spinning a short while (SPIN_NS) before sleeping
+/* Workers wait for a new generation of tasks, and the caller for the
+ * workers still in one, by spinning a short while (SPIN_NS) before sleeping
  * on a condition variable: a call runs about ten stages back to back, and
  * waking a sleeping thread costs tens of microseconds, more than a whole
  * stage at small sizes. Spinning is only done when every thread can have a
  * core of its own; with more threads than cores a spinning thread would take
  * the core a working one needs. Other contexts' threads may still be
- * waiting for a core, so the spin yields it now and then. No wake-up is
- * lost: a generation changes under the lock, and the last worker to finish
- * signals under the lock after its decrement of busy, while a sleeper checks
- * its condition under the lock before it waits. */
+ * waiting for a core, so the spin yields it now and then.
+ *
+ * The caller never waits for a worker to wake up: it takes tasks too, and
+ * waits only for the workers that joined the generation (`active`) while it
+ * was open. A worker that wakes after the caller has closed it finds
+ * nothing to do and stays out. (Each stage used to wait for every worker to
+ * wake: crumpled sheet, 16k particles, 3 threads on 2 cores, where workers
+ * sleep between stages: 0.72 -> 0.63 ms a call, against 0.66 on 1 thread.)
+ * Joining is Dekker's handshake, all in sequentially consistent order: the
+ * worker counts itself in `active`, then checks that the generation is
+ * still the open one it saw; the caller closes it, then reads `active`. One
+ * of the two sees the other, so a worker either is waited for or takes no
+ * task, and the caller sets up the next generation only with no worker
+ * active. No wake-up is lost: the generation changes under the lock, and
+ * the last worker out signals under the lock after its decrement of
+ * `active`, while a sleeper checks its condition under the lock before it
+ * waits. */
 #include "pool.h"
 #include "core/alloc.h"
 #include "core/clock.h"
@@ -31,10 +44,12 @@ struct pleat_pool {
     pthread_t *workers;
     pthread_mutex_t lock;
     pthread_cond_t wake; /* a new generation or stop */
-    pthread_cond_t idle; /* the last worker finished its generation */
-    atomic_ulong generation;
+    pthread_cond_t idle; /* the last active worker left */
+    atomic_ulong generation; /* odd: open to workers; only the caller changes it */
     atomic_int stop;
-    atomic_int busy; /* workers still in the current generation */
+    atomic_int active; /* workers that joined a generation and have not left */
+    /* the open generation's tasks: set while it is closed and no worker is
+     * active */
     pleat_task_fn fn;
     void *arg;
     uint32_t tasks;
@@ -76,16 +91,29 @@ static int spin_until(pleat_pool *pool, int (*done)(pleat_pool *, unsigned long)
     }
 }
 
+/* Stop, or an open generation other than `seen`. */
 static int woken(pleat_pool *pool, unsigned long seen)
 {
-    return atomic_load_explicit(&pool->stop, memory_order_acquire) ||
-           atomic_load_explicit(&pool->generation, memory_order_acquire) != seen;
+    unsigned long g = atomic_load(&pool->generation);
+    return atomic_load_explicit(&pool->stop, memory_order_acquire) || (g % 2 == 1 && g != seen);
 }
 
-static int finished(pleat_pool *pool, unsigned long unused)
+static int none_active(pleat_pool *pool, unsigned long unused)
 {
     (void)unused;
-    return atomic_load_explicit(&pool->busy, memory_order_acquire) == 0;
+    return atomic_load(&pool->active) == 0;
+}
+
+/* Spins, then sleeps on `cond`, until done(pool, seen) holds. */
+static void wait_until(pleat_pool *pool, int (*done)(pleat_pool *, unsigned long),
+                       unsigned long seen, pthread_cond_t *cond)
+{
+    if (spin_until(pool, done, seen))
+        return;
+    pthread_mutex_lock(&pool->lock);
+    while (!done(pool, seen))
+        pthread_cond_wait(cond, &pool->lock);
+    pthread_mutex_unlock(&pool->lock);
 }
 
 static void *worker_main(void *p)
@@ -96,17 +124,16 @@ static void *worker_main(void *p)
      * run in the default one, as the calling thread's (core/fp.h) */
     pleat_fp_default();
     for (;;) {
-        if (!spin_until(pool, woken, seen)) {
-            pthread_mutex_lock(&pool->lock);
-            while (!woken(pool, seen))
-                pthread_cond_wait(&pool->wake, &pool->lock);
-            pthread_mutex_unlock(&pool->lock);
-        }
+        wait_until(pool, woken, seen, &pool->wake);
         if (atomic_load_explicit(&pool->stop, memory_order_acquire))
             return NULL;
-        seen = atomic_load_explicit(&pool->generation, memory_order_acquire);
-        drain(pool);
-        if (atomic_fetch_sub_explicit(&pool->busy, 1, memory_order_acq_rel) == 1) {
+        seen = atomic_load(&pool->generation);
+        if (seen % 2 == 0)
+            continue; /* closed again since woken() saw it open */
+        atomic_fetch_add(&pool->active, 1);
+        if (atomic_load(&pool->generation) == seen) /* still open: the caller waits for us */
+            drain(pool);
+        if (atomic_fetch_sub(&pool->active, 1) == 1) {
             pthread_mutex_lock(&pool->lock);
             pthread_cond_signal(&pool->idle);
             pthread_mutex_unlock(&pool->lock);
@@ -136,7 +163,7 @@ pleat_pool *pleat_pool_create(int threads)
     pool->spin = threads <= pleat_pool_cores();
     atomic_init(&pool->generation, 0);
     atomic_init(&pool->stop, 0);
-    atomic_init(&pool->busy, 0);
+    atomic_init(&pool->active, 0);
     atomic_init(&pool->next, 0);
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->wake, NULL);
@@ -190,23 +217,20 @@ void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *ar
             fn(arg, t);
         return;
     }
-    /* the workers read these after they see the new generation (acquire) */
+    /* a worker that joined late, to leave the closed generation at once */
+    wait_until(pool, none_active, 0, &pool->idle);
+    /* the workers read these after they see the generation open */
     pool->fn = fn;
     pool->arg = arg;
     pool->tasks = tasks;
     atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
-    atomic_store_explicit(&pool->busy, pool->started, memory_order_relaxed);
     pthread_mutex_lock(&pool->lock);
-    atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
+    atomic_fetch_add(&pool->generation, 1); /* open */
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
 
     drain(pool);
 
-    if (!spin_until(pool, finished, 0)) {
-        pthread_mutex_lock(&pool->lock);
-        while (!finished(pool, 0))
-            pthread_cond_wait(&pool->idle, &pool->lock);
-        pthread_mutex_unlock(&pool->lock);
-    }
+    atomic_fetch_add(&pool->generation, 1); /* closed: every task is taken */
+    wait_until(pool, none_active, 0, &pool->idle); /* and done */
 }
