@@ -11,9 +11,10 @@
  * The caller does not wait for workers to wake up: it takes tasks too,
  * closes the generation once none is left, and waits for the workers that
  * joined it (`active`). (Each stage used to wait until every worker had
- * woken: crumpled sheet, 16k particles, 3 threads on 2 cores, where workers
- * sleep between stages: 0.70-0.72 -> 0.63 ms a call, against 0.66 on 1
- * thread.) Joining is Dekker's handshake, all in sequentially consistent
+ * woken. Crumpled sheet, 16k particles, AVX2, medians of interleaved runs:
+ * 3 threads on 2 cores, where workers sleep between stages, 0.71 -> 0.60 ms
+ * a call, against 0.66 on 1 thread; 2 threads beside a busy process, 0.70
+ * -> 0.60; 2 threads alone, within noise.) Joining is Dekker's handshake, all in sequentially consistent
  * order: the worker counts itself in `active`, then checks that the
  * generation is still the open one it saw; the caller closes it, then reads
  * `active`. One of the two sees the other, so a worker that takes tasks is
