@@ -1,7 +1,9 @@
 /* A fixed set of worker threads owned by a context. pleat_pool_run() hands
- * out task numbers 0..tasks-1 to the workers and the calling thread, and
- * returns when every task is done; no thread is created per call. Results
- * must not depend on which thread ran which task. */
+ * out task numbers 0..tasks-1 to the workers and the calling thread (each
+ * takes an equal run of consecutive tasks first, the caller the first run,
+ * then helps with the others'), and returns when every task is done; no
+ * thread is created per call. Results must not depend on which thread ran
+ * which task. */
 #ifndef PLEAT_CPU_POOL_H
 #define PLEAT_CPU_POOL_H
 
