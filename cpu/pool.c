@@ -1,29 +1,30 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
-/* Workers wait for a new generation of tasks, and the caller for the
- * workers still in one, by spinning a short while (SPIN_NS) before sleeping
- * on a condition variable: a call runs about ten stages back to back, and
- * waking a sleeping thread costs tens of microseconds, more than a whole
- * stage at small sizes. Spinning is only done when every thread can have a
- * core of its own; with more threads than cores a spinning thread would take
- * the core a working one needs. Other contexts' threads may still be
- * waiting for a core, so the spin yields it now and then.
+/* Workers wait for a new generation of tasks, and the caller for the workers
+ * still in one, by spinning a short while (SPIN_NS) before sleeping on a
+ * condition variable: a call runs about ten stages back to back, and waking
+ * a sleeping thread costs tens of microseconds, more than a whole stage at
+ * small sizes. Spinning is only done when every thread can have a core of
+ * its own; with more threads than cores a spinning thread would take the
+ * core a working one needs. Other contexts' threads may still be waiting for
+ * a core, so the spin yields it now and then.
  *
  * The caller does not wait for workers to wake up: it takes tasks too,
  * closes the generation once none is left, and waits for the workers that
  * joined it (`active`). (Each stage used to wait until every worker had
- * woken. Crumpled sheet, 16k particles, AVX2, medians of interleaved runs:
- * 3 threads on 2 cores, where workers sleep between stages, 0.71 -> 0.60 ms
- * a call, against 0.66 on 1 thread; 2 threads beside a busy process, 0.70
- * -> 0.60; 2 threads alone, within noise.) Joining is Dekker's handshake, all in sequentially consistent
- * order: the worker counts itself in `active`, then checks that the
- * generation is still the open one it saw; the caller closes it, then reads
- * `active`. One of the two sees the other, so a worker that takes tasks is
- * waited for, and one that comes late (counted only after the close, or
- * finding the generation closed) takes none and reads none of its fields;
- * the caller waits for it only if it counted itself before the close. No
- * wake-up is lost: a generation opens under the lock, the last worker out
- * signals under the lock after its decrement of `active`, and a sleeper
- * checks its condition under the lock before it waits. */
+ * woken. Crumpled sheet, 16k particles, AVX2, medians of interleaved runs: 3
+ * threads on 2 cores, where workers sleep between stages, 0.71 -> 0.60 ms a
+ * call, against 0.66 on 1 thread; 2 threads beside a busy process, 0.70 ->
+ * 0.60; 2 threads alone, within noise.) Joining is Dekker's handshake, all
+ * in sequentially consistent order: the worker counts itself in `active`,
+ * then checks that the generation is still the open one it saw; the caller
+ * closes it, then reads `active`. One of the two sees the other, so a worker
+ * that takes tasks is waited for, and one that comes late (counted only
+ * after the close, or finding the generation closed) takes none and reads
+ * none of its fields; the caller waits for it only if it counted itself
+ * before the close. No wake-up is lost: a generation opens under the lock,
+ * the last worker out signals under the lock after its decrement of
+ * `active`, and a sleeper checks its condition under the lock before it
+ * waits. */
 #include "pool.h"
 #include "core/alloc.h"
 #include "core/clock.h"
@@ -46,8 +47,9 @@
  * writes for a range of particles the next reads from the same core's
  * caches; where cores are far apart (on the 2-core VM a cache line took 165
  * ns from one core to the other), taking tasks first come first served gave
- * each stage about half its data from the other core. The padding keeps every seat's counter on a cache line of its own
- * (64 bytes; seats are at least 96 apart). */
+ * each stage about half its data from the other core. The padding keeps
+ * every seat's counter on a cache line of its own (64 bytes; seats are at
+ * least 96 apart). */
 typedef struct seat {
     _Atomic uint64_t next; /* 64 bits: it may pass end by one per thread */
     uint64_t end;
