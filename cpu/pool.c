@@ -77,13 +77,16 @@ struct pleat_pool {
 };
 
 /* Takes tasks until none is left: seat `own`'s share first, then the
- * others' in turn. */
+ * others' in turn. A share already taken is passed over after a plain
+ * read: an increment would take its cache line from its owner, and every
+ * thread looks at every seat once per stage. */
 static void drain(pleat_pool *pool, int own)
 {
     for (int k = 0; k < pool->threads; ++k) {
         seat *s = &pool->seats[(own + k) % pool->threads];
         uint64_t t;
-        while ((t = atomic_fetch_add(&s->next, 1)) < s->end)
+        while (atomic_load_explicit(&s->next, memory_order_relaxed) < s->end &&
+               (t = atomic_fetch_add(&s->next, 1)) < s->end)
             pool->fn(pool->arg, (uint32_t)t);
     }
 }
@@ -248,11 +251,12 @@ void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *ar
     /* the workers read these after they see the generation open */
     pool->fn = fn;
     pool->arg = arg;
-    for (int k = 0; k < pool->threads; ++k) { /* equal shares, in order */
+    uint64_t from = 0; /* equal shares, in order */
+    for (int k = 0; k < pool->threads; ++k) {
         seat *s = &pool->seats[k];
         s->end = (uint64_t)tasks * (uint64_t)(k + 1) / (uint64_t)pool->threads;
-        atomic_store_explicit(&s->next, (uint64_t)tasks * (uint64_t)k / (uint64_t)pool->threads,
-                              memory_order_relaxed);
+        atomic_store_explicit(&s->next, from, memory_order_relaxed);
+        from = s->end;
     }
     pthread_mutex_lock(&pool->lock);
     atomic_fetch_add(&pool->generation, 1); /* open */
