@@ -30,13 +30,14 @@ typedef struct pleat_cpu {
 /* sums: the call corrects, so it needs the fixed-point sums */
 static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
 {
-    size_t m = f->m;
+    size_t m = f->m, chunks = pleat_chunks(f->m);
+    uint32_t parts = pleat_cpu_parts(f->m, pleat_pool_threads(cpu->pool));
     int sorted_rest = f->rest && m >= PLEAT_SORTED_REST_FROM;
     struct {
         pleat_buffer *buf;
         size_t count, size;
     } need[] = {
-        {&cpu->chunks, pleat_chunks(f->m), sizeof(pleat_chunk)},
+        {&cpu->chunks, chunks > parts ? chunks : parts, sizeof(pleat_chunk)},
         {&cpu->radix, 1, pleat_radix_scratch(m, pleat_pool_threads(cpu->pool))},
         {&cpu->sort_a, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->sort_b, m + PLEAT_PAD, sizeof(uint64_t)},
@@ -67,6 +68,11 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
     f->m = p->indices ? p->num_indices : job->count;
     f->rest = p->rest_positions;
     f->consts = pleat_pair_setup(p->distance, p->stiffness);
+    /* below a few chunks the stages before the sweep run on this thread
+     * alone: the workers are woken now, to be spinning when it starts
+     * (cloud 4k, 2 threads, calls 0.3 ms apart: 0.180 -> 0.166 ms) */
+    if (pleat_cpu_parts(f->m, pleat_pool_threads(cpu->pool)) > 1)
+        pleat_pool_nudge(cpu->pool);
 
     pleat_status s;
     if (f->indices) {
@@ -82,10 +88,8 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
         return s;
     if (p->distance == 0.0f || f->m < 2)
         f->m = 0; /* nothing can collide */
-    /* the parts of the gather's second pass, the sweep and the apply: one
-     * per thread (a single part for small inputs) */
-    uint32_t threads = (uint32_t)pleat_pool_threads(cpu->pool), chunks = pleat_chunks(f->m);
-    f->parts = threads < chunks ? threads : chunks;
+    /* the parts of the gather's second pass, the sweep and the apply */
+    f->parts = pleat_cpu_parts(f->m, pleat_pool_threads(cpu->pool));
     if (f->m == 0)
         return PLEAT_OK;
     pleat_pool_run(cpu->pool, pleat_chunks(f->m), cpu->kern->keys, f);

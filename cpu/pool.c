@@ -24,7 +24,13 @@
  * before the close. No wake-up is lost: a generation opens under the lock,
  * the last worker out signals under the lock after its decrement of
  * `active`, and a sleeper checks its condition under the lock before it
- * waits. */
+ * waits.
+ *
+ * A worker spins again whenever the generation changes, closes included,
+ * and the caller can change it without opening one (pleat_pool_nudge): a
+ * call whose first stages are too small to share wakes the workers at its
+ * start, so they are spinning by its first shared stage instead of being
+ * woken by it. */
 #include "pool.h"
 #include "core/alloc.h"
 #include "core/clock.h"
@@ -66,7 +72,9 @@ struct pleat_pool {
     pthread_mutex_t lock;
     pthread_cond_t wake; /* a new generation or stop */
     pthread_cond_t idle; /* the last active worker left */
-    atomic_ulong generation; /* odd: open to workers; only the caller changes it */
+    /* odd: open to workers; only the caller changes it (a nudge adds 2 to
+     * a closed one, so the workers see a change and spin again) */
+    atomic_ulong generation;
     atomic_int stop;
     atomic_int active; /* workers that joined a generation and have not left */
     /* the generation's task function, and the seats' shares: written
@@ -119,11 +127,11 @@ static int spin_until(pleat_pool *pool, int (*done)(pleat_pool *, unsigned long)
     }
 }
 
-/* Stop, or an open generation other than `seen`. */
+/* Stop, or a generation other than `seen`: opened, closed or nudged. */
 static int woken(pleat_pool *pool, unsigned long seen)
 {
-    unsigned long g = atomic_load(&pool->generation);
-    return atomic_load_explicit(&pool->stop, memory_order_acquire) || (g % 2 == 1 && g != seen);
+    return atomic_load_explicit(&pool->stop, memory_order_acquire) ||
+           atomic_load(&pool->generation) != seen;
 }
 
 static int none_active(pleat_pool *pool, unsigned long unused)
@@ -159,7 +167,7 @@ static void *worker_main(void *p)
             return NULL;
         seen = atomic_load(&pool->generation);
         if (seen % 2 == 0)
-            continue; /* closed again since woken() saw it open */
+            continue; /* closed or nudged: spin for the next */
         atomic_fetch_add(&pool->active, 1);
         if (atomic_load(&pool->generation) == seen) /* still open: the caller waits for us */
             drain(pool, own);
@@ -267,4 +275,14 @@ void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *ar
 
     atomic_fetch_add(&pool->generation, 1); /* closed: every task is taken */
     wait_until(pool, none_active, 0, &pool->idle); /* and done */
+}
+
+void pleat_pool_nudge(pleat_pool *pool)
+{
+    if (pool->threads == 1 || !pool->spin)
+        return;
+    pthread_mutex_lock(&pool->lock);
+    atomic_fetch_add(&pool->generation, 2); /* still closed */
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
 }

@@ -21,6 +21,11 @@ pleat_pool *pleat_pool_create(int threads);
 void pleat_pool_destroy(pleat_pool *pool);
 int pleat_pool_threads(const pleat_pool *pool);
 void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *arg);
+/* Wakes sleeping workers to spin, ready for the next run: for a call whose
+ * first stages are too small to share, so that its first shared one finds
+ * them awake. Does nothing where workers do not spin (more threads than
+ * cores) or there are none. */
+void pleat_pool_nudge(pleat_pool *pool);
 
 /* Number of fixed-size chunks covering n items (chunking never depends on
  * the thread count, so per-chunk results are the same for every count). */

@@ -4,7 +4,9 @@
  * (on a 2-core machine the first spins between runs, the others sleep) run
  * thousands of pleat_pool_run calls back to back, with task counts from 0 to
  * 4999, two task functions taking turns, and now and then a pause longer
- * than the spin so the workers go to sleep and must be woken. Every task
+ * than the spin so the workers go to sleep and must be woken, and now and
+ * then a nudge (pleat_pool_nudge) between runs, as a small call makes
+ * before its first shared stage, sleeping or not. Every task
  * must run exactly once, and only while its pleat_pool_run is in progress.
  * Pools are also created and destroyed with no run at all.
  *
@@ -84,6 +86,8 @@ static int hammer(int threads, int runs, uint64_t *state)
         }
         if (pick % 97 == 0) /* longer than the spin: the workers sleep */
             pause_us(100 + pick % 200);
+        if (pick % 5 == 0)
+            pleat_pool_nudge(pool);
     }
     pleat_pool_destroy(pool);
     return bad;

@@ -35,9 +35,13 @@ static void run(pleat_context *ctx, const scene *s, const pleat_params *p, int c
 Test(determinism, same_bits_for_every_thread_count)
 {
     uint64_t rng = 99;
-    for (int kind = 0; kind < SCENE_KIND_COUNT; ++kind) {
-        /* large enough for many chunks, so threads really share work */
-        scene s = scene_make((scene_kind)kind, 40000, kind % 2, pleat_scene_random(&rng));
+    /* many chunks; and less than one chunk, where the sweep's parts are
+     * about PLEAT_PART_MIN particles each (3 of them with 3 and 8 threads) */
+    static const uint32_t sizes[] = {40000, 3000};
+    for (int i = 0; i < 2 * SCENE_KIND_COUNT; ++i) {
+        int kind = i % SCENE_KIND_COUNT;
+        scene s = scene_make((scene_kind)kind, sizes[i / SCENE_KIND_COUNT], kind % 2,
+                             pleat_scene_random(&rng));
         pleat_params p = pleat_default_params();
         p.distance = s.distance;
         p.stiffness = 0.7f;
@@ -51,10 +55,10 @@ Test(determinism, same_bits_for_every_thread_count)
                 first_c = hc;
                 first_p = hp;
             }
-            cr_assert_eq(hc, first_c, "%s: %d threads moved particles differently",
-                         scene_name(kind), thread_counts[t]);
-            cr_assert_eq(hp, first_p, "%s: %d threads listed different pairs", scene_name(kind),
-                         thread_counts[t]);
+            cr_assert_eq(hc, first_c, "%s %u: %d threads moved particles differently",
+                         scene_name(kind), s.count, thread_counts[t]);
+            cr_assert_eq(hp, first_p, "%s %u: %d threads listed different pairs",
+                         scene_name(kind), s.count, thread_counts[t]);
             pleat_context_destroy(ctx);
         }
         scene_free(&s);
