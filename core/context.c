@@ -35,6 +35,9 @@ pleat_context_desc pleat_default_context_desc(void)
     d.cpu_threads = 0;
     d.cuda_device = 0;
     d.profile = 0;
+    d.enqueue_tasks = NULL;
+    d.finish_tasks = NULL;
+    d.job_context = NULL;
     return d;
 }
 
@@ -58,7 +61,8 @@ static int usable_cores(void)
 pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context **out)
 {
     pleat_context_desc d = desc ? *desc : pleat_default_context_desc();
-    if (!out || d.cpu_threads < 0 || d.cpu_threads > PLEAT_MAX_CPU_THREADS || d.cuda_device < 0)
+    if (!out || d.cpu_threads < 0 || d.cpu_threads > PLEAT_MAX_CPU_THREADS || d.cuda_device < 0 ||
+        !d.enqueue_tasks != !d.finish_tasks)
         return PLEAT_ERROR_INVALID_ARGUMENT;
     if (d.backend != PLEAT_BACKEND_AUTO && d.backend != PLEAT_BACKEND_CPU &&
         d.backend != PLEAT_BACKEND_CUDA)
@@ -78,7 +82,7 @@ pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context 
     /* AUTO without a usable GPU runs on the CPU */
     if (s == PLEAT_ERROR_BACKEND_UNAVAILABLE && d.backend != PLEAT_BACKEND_CUDA) {
         int threads = d.cpu_threads ? d.cpu_threads : usable_cores();
-        s = pleat_cpu_create(threads, &ctx->impl, ctx->describe, sizeof ctx->describe);
+        s = pleat_cpu_create(threads, &d, &ctx->impl, ctx->describe, sizeof ctx->describe);
         ctx->backend = PLEAT_BACKEND_CPU;
         ctx->ops = &pleat_cpu_ops;
     }

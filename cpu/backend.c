@@ -237,7 +237,8 @@ static void cpu_destroy(void *impl)
 
 const pleat_backend_ops pleat_cpu_ops = {cpu_run, cpu_destroy, NULL, NULL};
 
-pleat_status pleat_cpu_create(int threads, void **impl, char *describe, size_t describe_size)
+pleat_status pleat_cpu_create(int threads, const pleat_context_desc *desc, void **impl,
+                              char *describe, size_t describe_size)
 {
     const pleat_kernels *kern;
     pleat_status s = pleat_isa_select(&kern);
@@ -248,13 +249,16 @@ pleat_status pleat_cpu_create(int threads, void **impl, char *describe, size_t d
         return PLEAT_ERROR_OUT_OF_MEMORY;
     cpu->kern = kern;
     cpu->column_order = 1;
-    cpu->pool = pleat_pool_create(threads);
+    int jobs = desc->enqueue_tasks != NULL;
+    cpu->pool = jobs ? pleat_pool_create_jobs(threads, desc->enqueue_tasks, desc->finish_tasks,
+                                              desc->job_context)
+                     : pleat_pool_create(threads);
     if (!cpu->pool) {
         pleat_free(cpu);
         return PLEAT_ERROR_OUT_OF_MEMORY;
     }
-    snprintf(describe, describe_size, "cpu %s, %d thread%s", kern->name, threads,
-             threads == 1 ? "" : "s");
+    snprintf(describe, describe_size, "cpu %s, %d thread%s%s", kern->name, threads,
+             threads == 1 ? "" : "s", jobs ? " of the application's job system" : "");
     *impl = cpu;
     return PLEAT_OK;
 }

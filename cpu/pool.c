@@ -30,7 +30,11 @@
  * and the caller can change it without opening one (pleat_pool_nudge): a
  * call whose first stages are too small to share wakes the workers at its
  * start, so they are spinning by its first shared stage instead of being
- * woken by it. */
+ * woken by it.
+ *
+ * A pool made with pleat_pool_create_jobs() has no threads: each run of
+ * more than one task goes to the application's job system as one enqueue
+ * and one finish, and its ranges come back through job_range(). */
 #include "pool.h"
 #include "core/alloc.h"
 #include "core/clock.h"
@@ -82,6 +86,10 @@ struct pleat_pool {
      * last run waited for */
     pleat_task_fn fn;
     void *arg;
+    /* the application's job system instead of workers (enqueue set) */
+    pleat_enqueue_tasks_fn enqueue;
+    pleat_finish_tasks_fn finish;
+    void *job_context;
 };
 
 /* Takes tasks until none is left: seat `own`'s share first, then the
@@ -190,14 +198,20 @@ int pleat_pool_cores(void)
     return n > 0 && n < INT_MAX ? (int)n : 1;
 }
 
+/* A zeroed pool of `threads`; NULL when threads < 1 or memory fails. */
+static pleat_pool *pool_new(int threads)
+{
+    pleat_pool *pool = threads < 1 ? NULL : pleat_calloc(1, sizeof *pool);
+    if (pool)
+        pool->threads = threads;
+    return pool;
+}
+
 pleat_pool *pleat_pool_create(int threads)
 {
-    if (threads < 1)
-        return NULL;
-    pleat_pool *pool = pleat_calloc(1, sizeof *pool);
+    pleat_pool *pool = pool_new(threads);
     if (!pool)
         return NULL;
-    pool->threads = threads;
     pool->spin = threads <= pleat_pool_cores();
     atomic_init(&pool->generation, 0);
     atomic_init(&pool->stop, 0);
@@ -225,10 +239,26 @@ pleat_pool *pleat_pool_create(int threads)
     return pool;
 }
 
+pleat_pool *pleat_pool_create_jobs(int threads, pleat_enqueue_tasks_fn enqueue,
+                                   pleat_finish_tasks_fn finish, void *context)
+{
+    pleat_pool *pool = pool_new(threads);
+    if (!pool)
+        return NULL;
+    pool->enqueue = enqueue;
+    pool->finish = finish;
+    pool->job_context = context;
+    return pool;
+}
+
 void pleat_pool_destroy(pleat_pool *pool)
 {
     if (!pool)
         return;
+    if (pool->enqueue) {
+        pleat_free(pool);
+        return;
+    }
     pthread_mutex_lock(&pool->lock);
     atomic_store_explicit(&pool->stop, 1, memory_order_release);
     pthread_cond_broadcast(&pool->wake);
@@ -247,6 +277,30 @@ int pleat_pool_threads(const pleat_pool *pool)
     return pool->threads;
 }
 
+/* A stage on the application's job system: its ranges come back here. */
+typedef struct job_stage {
+    pleat_task_fn fn;
+    void *arg;
+} job_stage;
+
+static void job_range(uint32_t begin, uint32_t end, void *task_context)
+{
+    const job_stage *stage = task_context;
+    fenv_t saved; /* the job system's thread may flush to zero */
+    pleat_fp_enter(&saved);
+    for (uint32_t t = begin; t < end; ++t)
+        stage->fn(stage->arg, t);
+    pleat_fp_leave(&saved);
+}
+
+static void run_jobs(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *arg)
+{
+    job_stage stage = {fn, arg};
+    void *handle = pool->enqueue(job_range, tasks, &stage, pool->job_context);
+    if (handle)
+        pool->finish(handle, pool->job_context);
+}
+
 void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *arg)
 {
     if (tasks == 0)
@@ -254,6 +308,10 @@ void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *ar
     if (pool->threads == 1 || tasks == 1) {
         for (uint32_t t = 0; t < tasks; ++t)
             fn(arg, t);
+        return;
+    }
+    if (pool->enqueue) {
+        run_jobs(pool, tasks, fn, arg);
         return;
     }
     /* the workers read these after they see the generation open */
@@ -279,7 +337,7 @@ void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *ar
 
 void pleat_pool_nudge(pleat_pool *pool)
 {
-    if (pool->threads == 1 || !pool->spin)
+    if (pool->threads == 1 || !pool->spin) /* a job system's pool never spins */
         return;
     pthread_mutex_lock(&pool->lock);
     atomic_fetch_add(&pool->generation, 2); /* still closed */

@@ -18,6 +18,12 @@ int pleat_pool_cores(void);
 
 /* threads >= 1 (the caller counts as one). NULL when threads or memory fail. */
 pleat_pool *pleat_pool_create(int threads);
+/* A pool whose runs go to the application's job system (pleat.h,
+ * pleat_context_desc.enqueue_tasks): no threads of its own; `threads` is
+ * what pleat_pool_threads() says, how many may run tasks at once. A run of
+ * one task runs on the caller. NULL when memory fails. */
+pleat_pool *pleat_pool_create_jobs(int threads, pleat_enqueue_tasks_fn enqueue,
+                                   pleat_finish_tasks_fn finish, void *context);
 void pleat_pool_destroy(pleat_pool *pool);
 int pleat_pool_threads(const pleat_pool *pool);
 void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *arg);

@@ -16,6 +16,9 @@
  * 5. A dense clump on 2 and 3 pool threads: so many pairs cross from one
  *    sweep part to the next that the parts fold what they owe into their
  *    tables (cpu/settle.c); the bits of the one-thread run.
+ * 6. An application's job system (pleat_context_desc.enqueue_tasks) of 3
+ *    threads per stage, each taking one task at a time, on the jobs and
+ *    the clump with cpu_threads 3: the bits of the one-thread run.
  *
  * Exit status 0 when every check passed, 1 otherwise.
  */
@@ -193,6 +196,69 @@ static void disjoint_subsets(const job *j)
     printf("disjoint subsets of one array: 2 threads at once\n");
 }
 
+/* 6. A job system: each stage gets JOB_THREADS threads, started by
+ * enqueue and joined by finish, taking one task at a time. */
+#define JOB_THREADS 3
+
+typedef struct stage {
+    pleat_task_range_fn task;
+    void *task_context;
+    uint32_t count;
+    atomic_uint next;
+    pthread_t thread[JOB_THREADS];
+} stage;
+
+static void *stage_thread(void *arg)
+{
+    stage *st = arg;
+    for (uint32_t t; (t = atomic_fetch_add(&st->next, 1)) < st->count;)
+        st->task(t, t + 1, st->task_context);
+    return NULL;
+}
+
+static void *enqueue(pleat_task_range_fn task, uint32_t count, void *task_context,
+                     void *job_context)
+{
+    (void)job_context;
+    stage *st = malloc(sizeof *st);
+    if (!st)
+        exit(1);
+    st->task = task;
+    st->task_context = task_context;
+    st->count = count;
+    atomic_init(&st->next, 0);
+    for (int k = 0; k < JOB_THREADS; ++k)
+        pthread_create(&st->thread[k], NULL, stage_thread, st);
+    return st;
+}
+
+static void finish(void *handle, void *job_context)
+{
+    (void)job_context;
+    stage *st = handle;
+    for (int k = 0; k < JOB_THREADS; ++k)
+        pthread_join(st->thread[k], NULL);
+    free(st);
+}
+
+static void job_system(const job *jobs, int num_jobs)
+{
+    pleat_context_desc d = pleat_default_context_desc();
+    d.backend = PLEAT_BACKEND_CPU;
+    d.cpu_threads = 3;
+    d.enqueue_tasks = enqueue;
+    d.finish_tasks = finish;
+    pleat_context *ctx = NULL;
+    CHECK(pleat_context_create(&d, &ctx) == PLEAT_OK, "job system: no context");
+    if (!ctx)
+        return;
+    for (int k = 0; k < num_jobs; ++k)
+        for (int list = 0; list < 2; ++list)
+            CHECK(run_once(ctx, &jobs[k], list) == 1, "job system, job %d, list %d: other bits", k,
+                  list);
+    pleat_context_destroy(ctx);
+}
+
 int main(void)
 {
     job jobs[2];
@@ -277,6 +343,9 @@ int main(void)
         pleat_context_destroy(ctx);
     }
     printf("dense clump: 2 and 3 threads fold what they owe\n");
+    job_system(jobs, 2);
+    job_system(&clump, 1);
+    printf("a job system of %d threads a stage\n", JOB_THREADS);
     free_job(&clump);
     for (int k = 0; k < 2; ++k)
         free_job(&jobs[k]);

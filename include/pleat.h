@@ -89,6 +89,28 @@ typedef enum pleat_backend {
     PLEAT_BACKEND_CUDA      /**< an NVIDIA GPU */
 } pleat_backend;
 
+/** A range of one stage's tasks: runs tasks [begin, end) of the stage that
+ *  task_context belongs to. Handed to the application's job system by
+ *  pleat_enqueue_tasks_fn; may run on any thread, at the same time as other
+ *  ranges of the stage. It runs its tasks in the default floating-point
+ *  environment whatever the thread's (flush-to-zero included) and gives the
+ *  thread's back when it returns. */
+typedef void (*pleat_task_range_fn)(uint32_t begin, uint32_t end, void *task_context);
+
+/** The application's job system, handed one stage of a call: it must call
+ *  task(begin, end, task_context) over ranges that cover [0, count) exactly
+ *  once (count >= 2; ranges of any size, on any threads, the calling one
+ *  included), pass job_context through as given, and return a handle for
+ *  pleat_finish_tasks_fn, or NULL when every range has already run, as when
+ *  it ran them itself before returning (then finish is not called). */
+typedef void *(*pleat_enqueue_tasks_fn)(pleat_task_range_fn task, uint32_t count,
+                                        void *task_context, void *job_context);
+
+/** Returns once every range of the stage that `handle` came from has
+ *  returned, with their writes visible to the calling thread (as any job
+ *  system's wait gives); it may run ranges itself meanwhile. */
+typedef void (*pleat_finish_tasks_fn)(void *handle, void *job_context);
+
 /** How to create a context. Start from pleat_default_context_desc(). */
 typedef struct pleat_context_desc {
     pleat_backend backend; /**< default PLEAT_BACKEND_AUTO */
@@ -102,12 +124,27 @@ typedef struct pleat_context_desc {
     int profile;           /**< nonzero: time each stage of every call, for
                                 pleat_context_timings(); costs a clock read per
                                 stage (on CUDA, a device sync). Default 0 */
+    /** The application's job system, for the CPU backend (a game engine's
+     *  workers, so that pleat's do not compete with them for the cores):
+     *  both set, or both NULL (default: the context's own worker threads).
+     *  When set the context starts no threads; each stage of a call with
+     *  more than one task goes through enqueue_tasks once, then
+     *  finish_tasks, both called only on the thread that called pleat,
+     *  before the call returns. cpu_threads then says how many of the job
+     *  system's threads may run pleat's tasks at once (0 = one per core),
+     *  which sets how the sort, the sweep and the apply are split; the
+     *  results are the same bits with or without a job system, whatever
+     *  the split, the threads and their order. Ignored on CUDA. */
+    pleat_enqueue_tasks_fn enqueue_tasks;
+    pleat_finish_tasks_fn finish_tasks;
+    void *job_context; /**< passed to both as given; default NULL */
 } pleat_context_desc;
 
 /** The largest accepted pleat_context_desc.cpu_threads. */
 #define PLEAT_MAX_CPU_THREADS 256
 
-/** A filled desc: AUTO backend, one thread per core, CUDA device 0, no profiling. */
+/** A filled desc: AUTO backend, one thread per core, CUDA device 0, no
+ *  profiling, the context's own worker threads. */
 PLEAT_API pleat_context_desc pleat_default_context_desc(void);
 
 /** Opaque; owns worker threads and scratch memory reused across calls. */
@@ -116,8 +153,9 @@ typedef struct pleat_context pleat_context;
 /**
  * Creates a context. desc may be NULL (= the defaults). On success *out gets
  * the context, which the caller destroys with pleat_context_destroy().
- * Errors: out NULL, backend unknown, cpu_threads outside 0..PLEAT_MAX_CPU_THREADS
- * or cuda_device < 0 -> INVALID_ARGUMENT; PLEAT_BACKEND_CUDA on a build or
+ * Errors: out NULL, backend unknown, cpu_threads outside 0..PLEAT_MAX_CPU_THREADS,
+ * cuda_device < 0, or only one of enqueue_tasks and finish_tasks set
+ * -> INVALID_ARGUMENT; PLEAT_BACKEND_CUDA on a build or
  * machine without CUDA, or whose device cannot be used (held by another
  * process in exclusive mode, in an error state) -> BACKEND_UNAVAILABLE, and
  * PLEAT_BACKEND_AUTO then runs on the CPU; OUT_OF_MEMORY. *out is written

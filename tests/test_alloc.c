@@ -282,13 +282,34 @@ Test(alloc, every_failure_when_the_scratch_grows, .timeout = 600)
         exhaust(&scenarios[k], 1);
 }
 
+/* A job system that creation must not call. */
+static void *unused_enqueue(pleat_task_range_fn task, uint32_t count, void *task_context,
+                            void *job_context)
+{
+    (void)task, (void)count, (void)task_context, (void)job_context;
+    cr_assert_fail("enqueue_tasks called at creation");
+    return NULL;
+}
+
+static void unused_finish(void *handle, void *job_context)
+{
+    (void)handle, (void)job_context;
+    cr_assert_fail("finish_tasks called at creation");
+}
+
+/* 1 thread, 4 pool threads, and 4 threads of a job system. */
 Test(alloc, every_failure_of_context_creation)
 {
-    for (int threads = 1; threads <= 4; threads += 3) {
+    for (int setup = 0; setup < 3; ++setup) {
         const int64_t live0 = pleat_alloc_live();
+        int threads = setup ? 4 : 1;
         pleat_context_desc d = pleat_default_context_desc();
         d.backend = PLEAT_BACKEND_CPU;
         d.cpu_threads = threads;
+        if (setup == 2) {
+            d.enqueue_tasks = unused_enqueue;
+            d.finish_tasks = unused_finish;
+        }
         pleat_context *ctx = NULL;
         uint64_t before = pleat_alloc_attempts();
         cr_assert_eq(pleat_context_create(&d, &ctx), PLEAT_OK);
@@ -312,8 +333,10 @@ Test(alloc, every_failure_of_context_creation)
         cr_assert_eq(pleat_context_create(&d, &ctx), PLEAT_OK);
         pleat_context_destroy(ctx);
         cr_assert_eq(pleat_alloc_live(), live0);
-        fprintf(stderr, "alloc: context create, %d thread%s: %llu allocations, each made to fail\n",
-                threads, threads == 1 ? "" : "s", (unsigned long long)allocations);
+        fprintf(stderr,
+                "alloc: context create, %d thread%s%s: %llu allocations, each made to fail\n",
+                threads, threads == 1 ? "" : "s", setup == 2 ? " of a job system" : "",
+                (unsigned long long)allocations);
     }
 }
 

@@ -1,4 +1,5 @@
-/* The same bits for every thread count and every repeat of a call. */
+/* The same bits for every thread count, every repeat of a call, every
+ * floating-point environment and an application's job system. */
 #include "core/buffer.h"
 #include "cpu/cpu.h"
 #include "scenes.h"
@@ -6,6 +7,8 @@
 
 #include <criterion/criterion.h>
 #include <fenv.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -32,20 +35,31 @@ static void run(pleat_context *ctx, const scene *s, const pleat_params *p, int c
     free(work);
 }
 
+/* The scenes of the thread tests: every kind at 40000 particles (many
+ * chunks), then at 3000 (less than one chunk, where the sweep's parts are
+ * about PLEAT_PART_MIN particles each, 3 of them with 3 and 8 threads);
+ * scene i of NUM_THREAD_SCENES, with its params. */
+#define NUM_THREAD_SCENES (2 * SCENE_KIND_COUNT)
+static scene thread_scene(int i, uint64_t *rng, pleat_params *p)
+{
+    static const uint32_t sizes[] = {40000, 3000};
+    int kind = i % SCENE_KIND_COUNT;
+    scene s = scene_make((scene_kind)kind, sizes[i / SCENE_KIND_COUNT], kind % 2,
+                         pleat_scene_random(rng));
+    *p = pleat_default_params();
+    p->distance = s.distance;
+    p->stiffness = 0.7f;
+    p->rest_positions = s.rest;
+    return s;
+}
+
 Test(determinism, same_bits_for_every_thread_count)
 {
     uint64_t rng = 99;
-    /* many chunks; and less than one chunk, where the sweep's parts are
-     * about PLEAT_PART_MIN particles each (3 of them with 3 and 8 threads) */
-    static const uint32_t sizes[] = {40000, 3000};
-    for (int i = 0; i < 2 * SCENE_KIND_COUNT; ++i) {
+    for (int i = 0; i < NUM_THREAD_SCENES; ++i) {
         int kind = i % SCENE_KIND_COUNT;
-        scene s = scene_make((scene_kind)kind, sizes[i / SCENE_KIND_COUNT], kind % 2,
-                             pleat_scene_random(&rng));
-        pleat_params p = pleat_default_params();
-        p.distance = s.distance;
-        p.stiffness = 0.7f;
-        p.rest_positions = s.rest;
+        pleat_params p;
+        scene s = thread_scene(i, &rng, &p);
         uint64_t first_c = 0, first_p = 0;
         for (size_t t = 0; t < NUM_COUNTS; ++t) {
             pleat_context *ctx = cpu_context(thread_counts[t]);
@@ -273,4 +287,116 @@ Test(determinism, the_callers_floating_point_environment_does_not_matter)
     }
     scene_free(&cloth);
     scene_free(&tiny);
+}
+
+/* A job system for the tests (pleat_context_desc.enqueue_tasks). With
+ * threads > 0 each stage gets that many threads of its own, started by
+ * enqueue and joined by finish, which take ranges of 2 tasks in turn from
+ * a shared counter, rounding toward zero (x86: and with FTZ/DAZ on); with
+ * threads 0 enqueue runs every task as a range of its own, the last first,
+ * and returns NULL. It checks that its callbacks come from the thread that
+ * called pleat and that each range gives its thread's environment back. */
+typedef struct test_jobs {
+    int threads;
+    pthread_t caller;
+    int enqueues, finishes, wrong_thread;
+    atomic_int env_lost;
+} test_jobs;
+
+typedef struct test_stage {
+    test_jobs *jobs;
+    pleat_task_range_fn task;
+    void *task_context;
+    uint32_t count;
+    atomic_uint next;
+    pthread_t thread[8];
+} test_stage;
+
+static void *stage_thread(void *arg)
+{
+    test_stage *st = arg;
+    fesetround(FE_TOWARDZERO);
+#ifdef FTZ_DAZ
+    _mm_setcsr(_mm_getcsr() | FTZ_DAZ);
+#endif
+    for (uint32_t begin; (begin = atomic_fetch_add(&st->next, 2)) < st->count;) {
+        st->task(begin, begin + 2 < st->count ? begin + 2 : st->count, st->task_context);
+        if (fegetround() != FE_TOWARDZERO)
+            atomic_fetch_add(&st->jobs->env_lost, 1);
+    }
+    return NULL;
+}
+
+static void *test_enqueue(pleat_task_range_fn task, uint32_t count, void *task_context,
+                          void *job_context)
+{
+    test_jobs *jobs = job_context;
+    jobs->enqueues++;
+    jobs->wrong_thread |= !pthread_equal(pthread_self(), jobs->caller);
+    if (jobs->threads == 0) {
+        for (uint32_t t = count; t-- > 0;)
+            task(t, t + 1, task_context);
+        return NULL;
+    }
+    test_stage *st = malloc(sizeof *st);
+    cr_assert(st);
+    st->jobs = jobs;
+    st->task = task;
+    st->task_context = task_context;
+    st->count = count;
+    atomic_init(&st->next, 0);
+    for (int i = 0; i < jobs->threads; ++i)
+        cr_assert_eq(pthread_create(&st->thread[i], NULL, stage_thread, st), 0);
+    return st;
+}
+
+static void test_finish(void *handle, void *job_context)
+{
+    test_jobs *jobs = job_context;
+    test_stage *st = handle;
+    jobs->finishes++;
+    jobs->wrong_thread |= !pthread_equal(pthread_self(), jobs->caller);
+    for (int i = 0; i < jobs->threads; ++i)
+        pthread_join(st->thread[i], NULL);
+    free(st);
+}
+
+Test(determinism, a_job_system_gives_the_same_bits)
+{
+    static const struct {
+        int job_threads, cpu_threads;
+    } setups[] = {{0, 3}, {3, 3}, {2, 8}, {5, 2}};
+    uint64_t rng = 31;
+    for (int i = 0; i < NUM_THREAD_SCENES; ++i) {
+        int kind = i % SCENE_KIND_COUNT;
+        pleat_params p;
+        scene s = thread_scene(i, &rng, &p);
+        pleat_context *own = cpu_context(2);
+        uint64_t want_c, want_p;
+        run(own, &s, &p, 2, &want_c, &want_p);
+        pleat_context_destroy(own);
+        for (size_t k = 0; k < sizeof setups / sizeof setups[0]; ++k) {
+            test_jobs jobs = {setups[k].job_threads, pthread_self(), 0, 0, 0, 0};
+            pleat_context_desc d = pleat_default_context_desc();
+            d.backend = PLEAT_BACKEND_CPU;
+            d.cpu_threads = setups[k].cpu_threads;
+            d.enqueue_tasks = test_enqueue;
+            d.finish_tasks = test_finish;
+            d.job_context = &jobs;
+            pleat_context *ctx;
+            cr_assert_eq(pleat_context_create(&d, &ctx), PLEAT_OK);
+            cr_assert(strstr(pleat_context_describe(ctx), "job system"));
+            uint64_t got_c, got_p;
+            run(ctx, &s, &p, 2, &got_c, &got_p);
+            pleat_context_destroy(ctx);
+            cr_assert(got_c == want_c && got_p == want_p,
+                      "%s %u, job system of %d threads, cpu_threads %d: other bits",
+                      scene_name(kind), s.count, setups[k].job_threads, setups[k].cpu_threads);
+            cr_assert_gt(jobs.enqueues, 0, "the job system was not used");
+            cr_assert_eq(jobs.finishes, jobs.threads ? jobs.enqueues : 0);
+            cr_assert_eq(jobs.wrong_thread, 0, "a callback came from another thread");
+            cr_assert_eq(atomic_load(&jobs.env_lost), 0, "a range changed its thread's environment");
+        }
+        scene_free(&s);
+    }
 }
