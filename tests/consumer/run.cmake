@@ -1,6 +1,9 @@
 # Installs the built pleat into a scratch prefix, then configures, builds and
-# runs the consumer project against it with find_package(pleat CONFIG).
-# Inputs: BUILD_DIR, SOURCE_DIR, WORK_DIR, GENERATOR, C_COMPILER.
+# runs the consumer project against it with find_package(pleat CONFIG), and
+# builds and runs its C program once more with the compiler alone and the
+# flags of `pkg-config --static` (the installed pleat.pc), as a Makefile
+# would.
+# Inputs: BUILD_DIR, SOURCE_DIR, WORK_DIR, GENERATOR, C_COMPILER, PKG_CONFIG.
 file(REMOVE_RECURSE ${WORK_DIR})
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
@@ -14,3 +17,25 @@ run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run(${WORK_DIR}/build/consumer_c)
 run(${WORK_DIR}/build/consumer_cpp)
+
+function(pkg_config out)
+  execute_process(COMMAND ${PKG_CONFIG} ${ARGN} pleat RESULT_VARIABLE rc
+    OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "pkg-config ${ARGN} pleat failed (${rc})")
+  endif()
+  separate_arguments(flags UNIX_COMMAND "${flags}")
+  set(${out} ${flags} PARENT_SCOPE)
+endfunction()
+if(NOT PKG_CONFIG)
+  message(FATAL_ERROR "no pkg-config: PKG_CONFIG is empty")
+endif()
+file(GLOB_RECURSE _pc ${WORK_DIR}/prefix/*/pleat.pc)
+get_filename_component(_pc_dir "${_pc}" DIRECTORY)
+set(ENV{PKG_CONFIG_PATH} ${_pc_dir})
+pkg_config(cflags --cflags)
+pkg_config(libs --static --libs)
+string(JOIN " " _shown ${cflags} ${libs})
+message(STATUS "pkg-config flags: ${_shown}")
+run(${C_COMPILER} -std=c99 ${cflags} ${SOURCE_DIR}/main.c -o ${WORK_DIR}/consumer_pc ${libs})
+run(${WORK_DIR}/consumer_pc)
