@@ -35,6 +35,8 @@ get_filename_component(_pc_dir "${_pc}" DIRECTORY)
 set(ENV{PKG_CONFIG_PATH} ${_pc_dir})
 pkg_config(cflags --cflags)
 pkg_config(libs --static --libs)
+pkg_config(libdir --variable=libdir) # a shared build's library, found at run time
+list(APPEND libs -Wl,-rpath,${libdir})
 string(JOIN " " _shown ${cflags} ${libs})
 message(STATUS "pkg-config flags: ${_shown}")
 run(${C_COMPILER} -std=c99 ${cflags} ${SOURCE_DIR}/main.c -o ${WORK_DIR}/consumer_pc ${libs})
