@@ -86,8 +86,12 @@ static int hammer(int threads, int runs, uint64_t *state)
         }
         if (pick % 97 == 0) /* longer than the spin: the workers sleep */
             pause_us(100 + pick % 200);
-        if (pick % 5 == 0)
+        if (pick % 5 == 0 || pick % 97 < 2) /* and often wake them */
             pleat_pool_nudge(pool);
+        if (pick % 89 == 0) { /* woken for nothing, they sleep again */
+            pleat_pool_nudge(pool);
+            pause_us(100 + pick % 100);
+        }
     }
     pleat_pool_destroy(pool);
     return bad;
