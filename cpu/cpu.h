@@ -36,8 +36,9 @@
  * (cpu/gather.c). */
 #define PLEAT_GATHER_WALK_FROM (1u << 18)
 
-/* The sweep, the settle and the apply take one part per thread, each of at
- * least this many sorted particles. The fixed-size chunks of the other
+/* The sweep, the settle and the apply take one part per thread, but no
+ * more parts than one per this many sorted particles, rounded up (so a part
+ * holds more than half of it). The fixed-size chunks of the other
  * stages (PLEAT_CHUNK, 4096) were the unit before, so a cloth below 8k
  * particles ran its sweep on one thread. A part that a worker does not take
  * in time costs the caller little (the pool hands a late worker's tasks to

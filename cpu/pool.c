@@ -299,6 +299,7 @@ static void run_jobs(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *a
     void *handle = pool->enqueue(job_range, tasks, &stage, pool->job_context);
     if (handle)
         pool->finish(handle, pool->job_context);
+    pleat_fp_default(); /* the engine's jobs may have run here and changed it */
 }
 
 void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *arg)

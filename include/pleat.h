@@ -57,9 +57,9 @@ extern "C" {
 
 /** Version of this header. pleat_version() gives the library's. */
 #define PLEAT_VERSION_MAJOR 0
-#define PLEAT_VERSION_MINOR 1
+#define PLEAT_VERSION_MINOR 2
 #define PLEAT_VERSION_PATCH 0
-#define PLEAT_VERSION_STRING "0.1.0"
+#define PLEAT_VERSION_STRING "0.2.0"
 
 /** The library's version as "MAJOR.MINOR.PATCH"; static storage, never NULL. */
 PLEAT_API const char *pleat_version(void);
@@ -119,7 +119,9 @@ typedef struct pleat_context_desc {
                                 on (its CPU affinity). The calling thread counts
                                 as one. With no more threads than such cores,
                                 idle workers spin for up to 50 us after each
-                                stage before they sleep */
+                                stage before they sleep. With a job system
+                                (enqueue_tasks) no threads are started: see
+                                there */
     int cuda_device;       /**< CUDA device ordinal, >= 0; default 0 */
     int profile;           /**< nonzero: time each stage of every call, for
                                 pleat_context_timings(); costs a clock read per
@@ -130,11 +132,18 @@ typedef struct pleat_context_desc {
      *  When set the context starts no threads; each stage of a call with
      *  more than one task goes through enqueue_tasks once, then
      *  finish_tasks, both called only on the thread that called pleat,
-     *  before the call returns. cpu_threads then says how many of the job
-     *  system's threads may run pleat's tasks at once (0 = one per core),
-     *  which sets how the sort, the sweep and the apply are split; the
+     *  before the call returns. cpu_threads then is the number of the job
+     *  system's threads pleat plans for (0 = one per core): the sort, the
+     *  sweep and the apply are split into at most that many parts, while
+     *  other stages may have more tasks than that; with 1, every stage runs
+     *  on the calling thread and the job system is never called. The
      *  results are the same bits with or without a job system, whatever
-     *  the split, the threads and their order. Ignored on CUDA. */
+     *  the split, the threads and their order. The callbacks are called in
+     *  pleat's default floating-point environment (see pleat_task_range_fn),
+     *  and so is any work of the engine's that they run on the calling
+     *  thread; pleat sets it again after each. Used only on the CPU: with
+     *  PLEAT_BACKEND_AUTO on a machine with a GPU the context runs on CUDA
+     *  and ignores them, so ask for PLEAT_BACKEND_CPU. */
     pleat_enqueue_tasks_fn enqueue_tasks;
     pleat_finish_tasks_fn finish_tasks;
     void *job_context; /**< passed to both as given; default NULL */
@@ -147,7 +156,8 @@ typedef struct pleat_context_desc {
  *  profiling, the context's own worker threads. */
 PLEAT_API pleat_context_desc pleat_default_context_desc(void);
 
-/** Opaque; owns worker threads and scratch memory reused across calls. */
+/** Opaque; owns scratch memory reused across calls and, on the CPU, worker
+ *  threads (none with a job system). */
 typedef struct pleat_context pleat_context;
 
 /**
@@ -166,7 +176,7 @@ typedef struct pleat_context pleat_context;
  */
 PLEAT_API pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context **out);
 
-/** Destroys a context and joins its threads. NULL is fine. */
+/** Destroys a context and joins its threads, if it has any. NULL is fine. */
 PLEAT_API void pleat_context_destroy(pleat_context *ctx);
 
 /** The backend the context runs on (never AUTO); AUTO for a NULL ctx. */

@@ -37,3 +37,17 @@ pleat_context *cpu_context(int threads)
     cr_assert_eq(s, PLEAT_OK, "context: %s", pleat_status_string(s));
     return ctx;
 }
+
+void *uncalled_enqueue(pleat_task_range_fn task, uint32_t count, void *task_context,
+                       void *job_context)
+{
+    (void)task, (void)count, (void)task_context, (void)job_context;
+    cr_assert_fail("enqueue_tasks called");
+    return NULL;
+}
+
+void uncalled_finish(void *handle, void *job_context)
+{
+    (void)handle, (void)job_context;
+    cr_assert_fail("finish_tasks called");
+}

@@ -12,6 +12,7 @@
 #include "cpu/cpu.h"
 #include "core/alloc.h"
 #include "hardening.h"
+#include "support.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -282,21 +283,6 @@ Test(alloc, every_failure_when_the_scratch_grows, .timeout = 600)
         exhaust(&scenarios[k], 1);
 }
 
-/* A job system that creation must not call. */
-static void *unused_enqueue(pleat_task_range_fn task, uint32_t count, void *task_context,
-                            void *job_context)
-{
-    (void)task, (void)count, (void)task_context, (void)job_context;
-    cr_assert_fail("enqueue_tasks called at creation");
-    return NULL;
-}
-
-static void unused_finish(void *handle, void *job_context)
-{
-    (void)handle, (void)job_context;
-    cr_assert_fail("finish_tasks called at creation");
-}
-
 /* 1 thread, 4 pool threads, and 4 threads of a job system. */
 Test(alloc, every_failure_of_context_creation)
 {
@@ -307,8 +293,8 @@ Test(alloc, every_failure_of_context_creation)
         d.backend = PLEAT_BACKEND_CPU;
         d.cpu_threads = threads;
         if (setup == 2) {
-            d.enqueue_tasks = unused_enqueue;
-            d.finish_tasks = unused_finish;
+            d.enqueue_tasks = uncalled_enqueue;
+            d.finish_tasks = uncalled_finish;
         }
         pleat_context *ctx = NULL;
         uint64_t before = pleat_alloc_attempts();

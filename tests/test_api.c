@@ -62,21 +62,6 @@ Test(api, context_create_and_describe)
     pleat_context_destroy(NULL);
 }
 
-/* Stand-ins for a job system's callbacks: never called. */
-static void *no_enqueue(pleat_task_range_fn task, uint32_t count, void *task_context,
-                        void *job_context)
-{
-    (void)task, (void)count, (void)task_context, (void)job_context;
-    cr_assert_fail("enqueue_tasks called");
-    return NULL;
-}
-
-static void no_finish(void *handle, void *job_context)
-{
-    (void)handle, (void)job_context;
-    cr_assert_fail("finish_tasks called");
-}
-
 Test(api, context_create_errors)
 {
     pleat_context *ctx = (pleat_context *)0x1;
@@ -93,10 +78,10 @@ Test(api, context_create_errors)
     d.backend = (pleat_backend)7;
     cr_assert_eq(pleat_context_create(&d, &ctx), PLEAT_ERROR_INVALID_ARGUMENT);
     d = pleat_default_context_desc(); /* a job system needs both callbacks */
-    d.enqueue_tasks = no_enqueue;
+    d.enqueue_tasks = uncalled_enqueue;
     cr_assert_eq(pleat_context_create(&d, &ctx), PLEAT_ERROR_INVALID_ARGUMENT);
     d = pleat_default_context_desc();
-    d.finish_tasks = no_finish;
+    d.finish_tasks = uncalled_finish;
     cr_assert_eq(pleat_context_create(&d, &ctx), PLEAT_ERROR_INVALID_ARGUMENT);
     cr_assert_eq(ctx, (pleat_context *)0x1, "*out is written only on success");
 }

@@ -295,9 +295,11 @@ Test(determinism, the_callers_floating_point_environment_does_not_matter)
  * a shared counter, rounding toward zero (x86: and with FTZ/DAZ on); with
  * threads 0 enqueue runs every task as a range of its own, the last first,
  * and returns NULL. It checks that its callbacks come from the thread that
- * called pleat and that each range gives its thread's environment back. */
+ * called pleat and that each range gives its thread's environment back.
+ * With `spoil`, finish leaves the calling thread rounding upward, as an
+ * engine job it ran there might. */
 typedef struct test_jobs {
-    int threads;
+    int threads, spoil;
     pthread_t caller;
     int enqueues, finishes, wrong_thread;
     atomic_int env_lost;
@@ -321,7 +323,11 @@ static void *stage_thread(void *arg)
 #endif
     for (uint32_t begin; (begin = atomic_fetch_add(&st->next, 2)) < st->count;) {
         st->task(begin, begin + 2 < st->count ? begin + 2 : st->count, st->task_context);
-        if (fegetround() != FE_TOWARDZERO)
+        int kept = fegetround() == FE_TOWARDZERO;
+#ifdef FTZ_DAZ
+        kept &= (_mm_getcsr() & FTZ_DAZ) == FTZ_DAZ;
+#endif
+        if (!kept)
             atomic_fetch_add(&st->jobs->env_lost, 1);
     }
     return NULL;
@@ -359,13 +365,15 @@ static void test_finish(void *handle, void *job_context)
     for (int i = 0; i < jobs->threads; ++i)
         pthread_join(st->thread[i], NULL);
     free(st);
+    if (jobs->spoil)
+        fesetround(FE_UPWARD);
 }
 
 Test(determinism, a_job_system_gives_the_same_bits)
 {
     static const struct {
-        int job_threads, cpu_threads;
-    } setups[] = {{0, 3}, {3, 3}, {2, 8}, {5, 2}};
+        int job_threads, cpu_threads, spoil;
+    } setups[] = {{0, 3, 0}, {3, 3, 0}, {2, 8, 0}, {5, 2, 0}, {3, 3, 1}, {3, 1, 0}};
     uint64_t rng = 31;
     for (int i = 0; i < NUM_THREAD_SCENES; ++i) {
         int kind = i % SCENE_KIND_COUNT;
@@ -376,7 +384,7 @@ Test(determinism, a_job_system_gives_the_same_bits)
         run(own, &s, &p, 2, &want_c, &want_p);
         pleat_context_destroy(own);
         for (size_t k = 0; k < sizeof setups / sizeof setups[0]; ++k) {
-            test_jobs jobs = {setups[k].job_threads, pthread_self(), 0, 0, 0, 0};
+            test_jobs jobs = {setups[k].job_threads, setups[k].spoil, pthread_self(), 0, 0, 0, 0};
             pleat_context_desc d = pleat_default_context_desc();
             d.backend = PLEAT_BACKEND_CPU;
             d.cpu_threads = setups[k].cpu_threads;
@@ -389,14 +397,49 @@ Test(determinism, a_job_system_gives_the_same_bits)
             uint64_t got_c, got_p;
             run(ctx, &s, &p, 2, &got_c, &got_p);
             pleat_context_destroy(ctx);
+            int spoiled = fegetround() != FE_TONEAREST;
+            fesetenv(FE_DFL_ENV);
+            cr_assert(!spoiled, "the caller's environment was not given back");
             cr_assert(got_c == want_c && got_p == want_p,
-                      "%s %u, job system of %d threads, cpu_threads %d: other bits",
-                      scene_name(kind), s.count, setups[k].job_threads, setups[k].cpu_threads);
-            cr_assert_gt(jobs.enqueues, 0, "the job system was not used");
+                      "%s %u, job system of %d threads, cpu_threads %d, spoil %d: other bits",
+                      scene_name(kind), s.count, setups[k].job_threads, setups[k].cpu_threads,
+                      setups[k].spoil);
+            if (setups[k].cpu_threads == 1) /* everything on the calling thread */
+                cr_assert_eq(jobs.enqueues, 0, "a job system planned for 1 thread was used");
+            else
+                cr_assert_gt(jobs.enqueues, 0, "the job system was not used");
             cr_assert_eq(jobs.finishes, jobs.threads ? jobs.enqueues : 0);
             cr_assert_eq(jobs.wrong_thread, 0, "a callback came from another thread");
             cr_assert_eq(atomic_load(&jobs.env_lost), 0, "a range changed its thread's environment");
         }
         scene_free(&s);
     }
+}
+
+/* The pool itself: every task of a stage runs once, in the default
+ * environment, and the calling thread is back in it after a finish that
+ * left it rounding upward. */
+static void note_task(void *arg, uint32_t task)
+{
+    atomic_int *runs = arg;
+    atomic_fetch_add(&runs[task], fegetround() == FE_TONEAREST ? 1 : 100);
+}
+
+Test(determinism, a_job_system_stage_leaves_the_default_environment)
+{
+    test_jobs jobs = {3, 1, pthread_self(), 0, 0, 0, 0};
+    pleat_pool *pool = pleat_pool_create_jobs(3, test_enqueue, test_finish, &jobs);
+    cr_assert(pool);
+    atomic_int runs[37];
+    for (int t = 0; t < 37; ++t)
+        atomic_init(&runs[t], 0);
+    pleat_pool_run(pool, 37, note_task, runs);
+    int rounding = fegetround();
+    fesetenv(FE_DFL_ENV);
+    pleat_pool_destroy(pool);
+    for (int t = 0; t < 37; ++t)
+        cr_assert_eq(atomic_load(&runs[t]), 1, "task %d: %d", t, atomic_load(&runs[t]));
+    cr_assert_eq(jobs.enqueues, 1);
+    cr_assert_eq(jobs.finishes, 1);
+    cr_assert_eq(rounding, FE_TONEAREST, "the stage left the calling thread's rounding changed");
 }
