@@ -1,10 +1,13 @@
 /* MADV_HUGEPAGE is Linux's, outside POSIX */
 #define _DEFAULT_SOURCE
 #include "alloc.h"
+#include "pleat.h"
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -20,6 +23,25 @@ static atomic_int sticky_failure;
 static atomic_int failing; /* sticky mode, once triggered */
 static atomic_size_t limit; /* 0: none */
 static atomic_size_t largest;
+
+/* The application's heap (both NULL: the C library's). Changed only while
+ * no context exists, so no call reads it meanwhile. */
+static pleat_alloc_fn heap_alloc;
+static pleat_free_fn heap_free;
+static void *heap_context;
+static atomic_int contexts;
+
+/* A block of `bytes` on a multiple of `alignment` (at most malloc's own
+ * alignment, or PLEAT_HUGE_PAGE). */
+static void *heap_block(size_t bytes, size_t alignment)
+{
+    if (heap_alloc)
+        return heap_alloc(bytes, alignment, heap_context);
+    if (alignment <= _Alignof(max_align_t))
+        return malloc(bytes);
+    void *block;
+    return posix_memalign(&block, alignment, bytes) == 0 ? block : NULL;
+}
 
 static int should_fail(size_t bytes)
 {
@@ -65,7 +87,7 @@ void *pleat_malloc(size_t bytes)
 {
     if (should_fail(bytes))
         return NULL;
-    return granted_block(malloc(bytes), bytes);
+    return granted_block(heap_block(bytes, _Alignof(max_align_t)), bytes);
 }
 
 void *pleat_malloc_huge(size_t bytes)
@@ -74,8 +96,8 @@ void *pleat_malloc_huge(size_t bytes)
         return pleat_malloc(bytes);
     if (should_fail(bytes))
         return NULL;
-    void *block;
-    if (posix_memalign(&block, PLEAT_HUGE_PAGE, bytes) != 0)
+    void *block = heap_block(bytes, PLEAT_HUGE_PAGE);
+    if (!block)
         return NULL;
 #if defined(MADV_HUGEPAGE)
     /* advice only: where the kernel says no, the pages stay small */
@@ -88,7 +110,12 @@ void *pleat_calloc(size_t count, size_t size)
 {
     if (should_fail(size != 0 && count > SIZE_MAX / size ? SIZE_MAX : count * size))
         return NULL;
-    return granted_block(calloc(count, size), count * size);
+    if (!heap_alloc)
+        return granted_block(calloc(count, size), count * size);
+    void *block = heap_block(count * size, _Alignof(max_align_t));
+    if (block)
+        memset(block, 0, count * size);
+    return granted_block(block, count * size);
 }
 
 int pleat_alloc_thread(void)
@@ -101,7 +128,30 @@ void pleat_free(void *block)
     if (!block)
         return;
     atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
-    free(block);
+    if (heap_free)
+        heap_free(block, heap_context);
+    else
+        free(block);
+}
+
+void pleat_alloc_context_made(void)
+{
+    atomic_fetch_add(&contexts, 1);
+}
+
+void pleat_alloc_context_gone(void)
+{
+    atomic_fetch_sub(&contexts, 1);
+}
+
+pleat_status pleat_set_allocator(pleat_alloc_fn alloc, pleat_free_fn free_fn, void *alloc_context)
+{
+    if (!alloc != !free_fn || atomic_load(&contexts) != 0)
+        return PLEAT_ERROR_INVALID_ARGUMENT;
+    heap_alloc = alloc;
+    heap_free = free_fn;
+    heap_context = alloc_context;
+    return PLEAT_OK;
 }
 
 void pleat_alloc_fail_at(uint64_t nth, int sticky)

@@ -1,6 +1,8 @@
-/* Every heap block the library takes goes through these wrappers, so the
- * tests can count the blocks still live (leaks) and make the Nth allocation
- * fail (OUT_OF_MEMORY paths). Internal: not part of the public API. The hook
+/* Every heap block the library takes goes through these wrappers, to the
+ * application's heap when it set one (pleat_set_allocator), else to the C
+ * library's, and so the tests can count the blocks still live (leaks) and
+ * make the Nth allocation fail (OUT_OF_MEMORY paths). Internal, but for
+ * pleat_set_allocator(), defined here too. The hook
  * costs a few relaxed atomic operations per allocation, and the
  * library allocates only when a context is created or its scratch grows. */
 #ifndef PLEAT_CORE_ALLOC_H
@@ -8,6 +10,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" { /* the CUDA backend's context comes from here too */
+#endif
 
 /* malloc / calloc / free. pleat_malloc and pleat_calloc return NULL when the
  * system or the failure hook says no; pleat_free(NULL) does nothing. */
@@ -59,5 +65,13 @@ int64_t pleat_alloc_live(void);
 /* Bytes granted since the process started (frees not subtracted): what a
  * fresh context's first call takes is its scratch. */
 uint64_t pleat_alloc_granted(void);
+
+/* Contexts alive: pleat_set_allocator() changes the heap only at 0. */
+void pleat_alloc_context_made(void);
+void pleat_alloc_context_gone(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

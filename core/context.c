@@ -68,9 +68,12 @@ pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context 
         d.backend != PLEAT_BACKEND_CUDA)
         return PLEAT_ERROR_INVALID_ARGUMENT;
 
+    pleat_alloc_context_made(); /* from its first block on: the heap stays */
     pleat_context *ctx = pleat_calloc(1, sizeof *ctx);
-    if (!ctx)
+    if (!ctx) {
+        pleat_alloc_context_gone();
         return PLEAT_ERROR_OUT_OF_MEMORY;
+    }
     pleat_status s = PLEAT_ERROR_BACKEND_UNAVAILABLE;
 #ifdef PLEAT_HAVE_CUDA
     if (d.backend != PLEAT_BACKEND_CPU) {
@@ -88,6 +91,7 @@ pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context 
     }
     if (s != PLEAT_OK) {
         pleat_free(ctx);
+        pleat_alloc_context_gone();
         return s;
     }
     ctx->profile = d.profile != 0;
@@ -101,6 +105,7 @@ void pleat_context_destroy(pleat_context *ctx)
         return;
     ctx->ops->destroy(ctx->impl);
     pleat_free(ctx);
+    pleat_alloc_context_gone();
 }
 
 pleat_backend pleat_context_backend(const pleat_context *ctx)

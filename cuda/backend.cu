@@ -11,11 +11,12 @@
  */
 #include "cuda.h"
 #include "frame.cuh"
+#include "core/alloc.h"
 #include "core/clock.h"
 
-#include <new>
 #include <stdio.h>
 #include <string.h>
+#include <type_traits>
 
 /* A grow-only buffer in device memory, or in pinned host memory. */
 struct device_buffer {
@@ -52,6 +53,10 @@ typedef struct pleat_cuda {
      * moved particles, on the device and in pinned host memory */
     device_buffer in_particles, in_indices, in_rest, moved, host_moved;
 } pleat_cuda;
+/* made with pleat_calloc and freed with pleat_free, without constructors */
+static_assert(std::is_trivially_default_constructible<pleat_cuda>::value &&
+                  std::is_trivially_destructible<pleat_cuda>::value,
+              "pleat_cuda must stay plain data");
 
 /* Whether a CUDA call of pleat's succeeded. A failed one also left its
  * error in cudaGetLastError(), where the application would take it for one
@@ -558,7 +563,7 @@ static void cuda_destroy(void *impl)
         ok(cudaEventDestroy(cu->done));
     if (cu->stream)
         ok(cudaStreamDestroy(cu->stream));
-    delete cu;
+    pleat_free(cu);
 }
 
 extern "C" const pleat_backend_ops pleat_cuda_ops = {cuda_run, cuda_destroy,
@@ -579,7 +584,8 @@ extern "C" pleat_status pleat_cuda_create(int device, void **impl, char *describ
     cudaDeviceProp prop;
     if (!scope.ok || !ok(cudaFree(0)) || !ok(cudaGetDeviceProperties(&prop, device)))
         return PLEAT_ERROR_BACKEND_UNAVAILABLE;
-    pleat_cuda *cu = new (std::nothrow) pleat_cuda();
+    /* plain data: zeroed is value-initialised */
+    pleat_cuda *cu = (pleat_cuda *)pleat_calloc(1, sizeof *cu);
     if (!cu)
         return PLEAT_ERROR_OUT_OF_MEMORY;
     cu->device = device;

@@ -202,6 +202,28 @@ typedef struct pleat_timings {
  */
 PLEAT_API pleat_status pleat_context_timings(const pleat_context *ctx, pleat_timings *out);
 
+/** The application's heap, for an engine that tracks or pools its memory.
+ *  alloc returns a block of `size` bytes (size >= 1) whose address is a
+ *  multiple of `alignment` (a power of two: 16 for most blocks, 2 MiB for
+ *  scratch buffers of 4 MiB and more, which pleat advises into huge pages
+ *  on Linux), or NULL, which pleat reports as OUT_OF_MEMORY with the
+ *  caller's data untouched. free gets back only blocks alloc returned,
+ *  never NULL. Both may be called from several threads at once (a call's
+ *  worker threads grow their queues while they sweep). */
+typedef void *(*pleat_alloc_fn)(size_t size, size_t alignment, void *alloc_context);
+typedef void (*pleat_free_fn)(void *block, void *alloc_context);
+
+/** Sets the heap every context takes its host memory from: the context,
+ *  its threads' bookkeeping and its scratch, on the CPU and CUDA backends
+ *  (not CUDA device memory, the CUDA backend's pinned host memory, nor
+ *  the stacks of the worker threads). Process-wide; both NULL gives the C
+ *  library's malloc and free back. Only while no context exists, so no
+ *  block of one heap goes to the other: otherwise, or with only one of the
+ *  two NULL -> INVALID_ARGUMENT, and nothing changes. Not to be called
+ *  while another thread creates a context. */
+PLEAT_API pleat_status pleat_set_allocator(pleat_alloc_fn alloc, pleat_free_fn free,
+                                           void *alloc_context);
+
 /** What a call works on. Start from pleat_default_params(). */
 typedef struct pleat_params {
     /** Collision distance, in position units: a pair collides when

@@ -15,6 +15,7 @@
 #include "support.h"
 
 #include <criterion/criterion.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -458,4 +459,123 @@ Test(alloc, scratch_per_particle_with_rest_in_key_order)
               per_particle);
     cr_assert(per_particle >= 56.0, "scratch %.2f bytes per particle: no rest layout?",
               per_particle);
+}
+
+/* An application heap (pleat_set_allocator) for the tests. Each block
+ * starts on a multiple of its alignment but never of twice that, so pleat
+ * cannot lean on more alignment than it asks for; a header before it holds
+ * the system's block and a check word, which free verifies. refuse_from:
+ * blocks of that many bytes or more are refused (0: none). */
+typedef struct test_heap {
+    atomic_long live, blocks, huge, misuse;
+    size_t refuse_from;
+} test_heap;
+
+#define HEAP_CHECK 0x5eedf00du
+
+static void *heap_alloc(size_t size, size_t alignment, void *context)
+{
+    test_heap *h = context;
+    if (size == 0 || alignment < 16 || (alignment & (alignment - 1)) != 0)
+        atomic_fetch_add(&h->misuse, 1);
+    if (h->refuse_from && size >= h->refuse_from)
+        return NULL;
+    unsigned char *raw = malloc(size + 2 * alignment + 32);
+    if (!raw)
+        return NULL;
+    uintptr_t at = ((uintptr_t)raw + 32 + alignment - 1) & ~(uintptr_t)(alignment - 1);
+    if (at % (2 * alignment) == 0)
+        at += alignment;
+    void **header = (void **)at;
+    header[-1] = raw;
+    header[-2] = (void *)(at ^ HEAP_CHECK);
+    atomic_fetch_add(&h->live, 1);
+    atomic_fetch_add(&h->blocks, 1);
+    if (alignment == PLEAT_HUGE_PAGE)
+        atomic_fetch_add(&h->huge, 1);
+    return (void *)at;
+}
+
+static void heap_free(void *block, void *context)
+{
+    test_heap *h = context;
+    void **header = block;
+    if (!block || header[-2] != (void *)((uintptr_t)block ^ HEAP_CHECK)) {
+        atomic_fetch_add(&h->misuse, 1); /* not a block of this heap, or freed twice */
+        return;
+    }
+    header[-2] = NULL;
+    atomic_fetch_sub(&h->live, 1);
+    free(header[-1]);
+}
+
+/* Corrects the cloud and lists its pairs on a fresh context of `threads`:
+ * hashes of both, and the status of the correction. */
+static pleat_status heap_run(const hz_scene *s, int threads, uint64_t *h_collide,
+                             uint64_t *h_pairs)
+{
+    pleat_context *ctx = hz_context("", threads);
+    pleat_params p = pleat_default_params();
+    p.distance = s->distance;
+    p.rest_positions = s->rest;
+    size_t num = 0;
+    uint32_t *pairs = pleat_pairs(ctx, s->particles, s->count, &p, &num);
+    *h_pairs = hash_bytes(pairs, num * 2 * sizeof *pairs);
+    free(pairs);
+    float *work = copy_floats(s->particles, (size_t)s->count * 4);
+    pleat_status st = pleat_self_collide(ctx, work, s->count, &p, NULL);
+    *h_collide = hash_bytes(work, (size_t)s->count * 4 * sizeof(float));
+    free(work);
+    pleat_context_destroy(ctx);
+    return st;
+}
+
+Test(alloc, an_application_heap_takes_every_block)
+{
+    /* 300k particles: sorted positions past PLEAT_HUGE_FROM, huge-page blocks */
+    hz_scene s = hz_cloud(300000, 7, 1, 1);
+    uint64_t want_c, want_p;
+    cr_assert_eq(heap_run(&s, 2, &want_c, &want_p), PLEAT_OK);
+
+    test_heap h = {0};
+    cr_assert_eq(pleat_set_allocator(heap_alloc, NULL, &h), PLEAT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(pleat_set_allocator(NULL, heap_free, &h), PLEAT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(pleat_set_allocator(heap_alloc, heap_free, &h), PLEAT_OK);
+    for (int threads = 1; threads <= 3; threads += 2) {
+        uint64_t got_c, got_p;
+        cr_assert_eq(heap_run(&s, threads, &got_c, &got_p), PLEAT_OK);
+        cr_assert(got_c == want_c && got_p == want_p, "%d threads: other bits", threads);
+    }
+    /* not while a context exists: its blocks would go to the wrong heap */
+    pleat_context *ctx = hz_context("", 2);
+    cr_assert_eq(pleat_set_allocator(NULL, NULL, NULL), PLEAT_ERROR_INVALID_ARGUMENT);
+    pleat_context_destroy(ctx);
+    cr_assert_eq(pleat_set_allocator(NULL, NULL, NULL), PLEAT_OK);
+    cr_assert_gt(atomic_load(&h.blocks), 10);
+    cr_assert_gt(atomic_load(&h.huge), 0, "no scratch block on a huge-page boundary");
+    cr_assert_eq(atomic_load(&h.live), 0, "blocks not given back to the heap");
+    cr_assert_eq(atomic_load(&h.misuse), 0, "a bad request, or a block freed that the heap had not given");
+    hz_scene_free(&s);
+}
+
+Test(alloc, an_application_heap_that_says_no)
+{
+    hz_scene s = hz_cloud(300000, 8, 1, 0);
+    test_heap h = {0};
+    h.refuse_from = PLEAT_HUGE_FROM; /* the context, not its scratch */
+    cr_assert_eq(pleat_set_allocator(heap_alloc, heap_free, &h), PLEAT_OK);
+    pleat_context *ctx = hz_context("", 2);
+    pleat_params p = pleat_default_params();
+    p.distance = s.distance;
+    float *work = copy_floats(s.particles, (size_t)s.count * 4);
+    pleat_status st = pleat_self_collide(ctx, work, s.count, &p, NULL);
+    int same = memcmp(work, s.particles, (size_t)s.count * 4 * sizeof(float)) == 0;
+    pleat_context_destroy(ctx);
+    cr_assert_eq(pleat_set_allocator(NULL, NULL, NULL), PLEAT_OK);
+    cr_assert_eq(st, PLEAT_ERROR_OUT_OF_MEMORY);
+    cr_assert(same, "the particles changed");
+    cr_assert_eq(atomic_load(&h.live), 0);
+    cr_assert_eq(atomic_load(&h.misuse), 0);
+    free(work);
+    hz_scene_free(&s);
 }
