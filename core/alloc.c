@@ -31,13 +31,18 @@ static pleat_free_fn heap_free;
 static void *heap_context;
 static atomic_int contexts;
 
-/* A block of `bytes` on a multiple of `alignment` (at most malloc's own
- * alignment, or PLEAT_HUGE_PAGE). */
+/* What the application's heap is asked to align most blocks to; the C
+ * library's malloc gives what it gives (pleat's loads and stores are all
+ * unaligned, and its cache-line buffers align themselves). */
+#define BLOCK_ALIGN ((size_t)16)
+
+/* A block of `bytes` (at least 1) on a multiple of `alignment` (BLOCK_ALIGN
+ * or PLEAT_HUGE_PAGE). */
 static void *heap_block(size_t bytes, size_t alignment)
 {
     if (heap_alloc)
         return heap_alloc(bytes, alignment, heap_context);
-    if (alignment <= _Alignof(max_align_t))
+    if (alignment == BLOCK_ALIGN)
         return malloc(bytes);
     void *block;
     return posix_memalign(&block, alignment, bytes) == 0 ? block : NULL;
@@ -87,7 +92,7 @@ void *pleat_malloc(size_t bytes)
 {
     if (should_fail(bytes))
         return NULL;
-    return granted_block(heap_block(bytes, _Alignof(max_align_t)), bytes);
+    return granted_block(heap_block(bytes, BLOCK_ALIGN), bytes);
 }
 
 void *pleat_malloc_huge(size_t bytes)
@@ -108,13 +113,15 @@ void *pleat_malloc_huge(size_t bytes)
 
 void *pleat_calloc(size_t count, size_t size)
 {
-    if (should_fail(size != 0 && count > SIZE_MAX / size ? SIZE_MAX : count * size))
+    int wraps = size != 0 && count > SIZE_MAX / size;
+    if (should_fail(wraps ? SIZE_MAX : count * size) || wraps)
         return NULL;
     if (!heap_alloc)
         return granted_block(calloc(count, size), count * size);
-    void *block = heap_block(count * size, _Alignof(max_align_t));
+    size_t bytes = count * size != 0 ? count * size : 1; /* the heap is promised >= 1 */
+    void *block = heap_block(bytes, BLOCK_ALIGN);
     if (block)
-        memset(block, 0, count * size);
+        memset(block, 0, bytes);
     return granted_block(block, count * size);
 }
 

@@ -204,12 +204,16 @@ PLEAT_API pleat_status pleat_context_timings(const pleat_context *ctx, pleat_tim
 
 /** The application's heap, for an engine that tracks or pools its memory.
  *  alloc returns a block of `size` bytes (size >= 1) whose address is a
- *  multiple of `alignment` (a power of two: 16 for most blocks, 2 MiB for
- *  scratch buffers of 4 MiB and more, which pleat advises into huge pages
- *  on Linux), or NULL, which pleat reports as OUT_OF_MEMORY with the
- *  caller's data untouched. free gets back only blocks alloc returned,
- *  never NULL. Both may be called from several threads at once (a call's
- *  worker threads grow their queues while they sweep). */
+ *  multiple of `alignment` (16 for most blocks, 2 MiB for scratch buffers
+ *  of 4 MiB and more), or NULL, which pleat reports as OUT_OF_MEMORY with
+ *  the caller's data untouched. On Linux pleat advises those 2 MiB-aligned
+ *  blocks into transparent huge pages (madvise MADV_HUGEPAGE), advice that
+ *  stays with the pages after the block is freed. free gets back only
+ *  blocks alloc returned, never NULL, and not their size or alignment: a
+ *  heap that needs them records them itself (or, on Windows, takes every
+ *  block from _aligned_malloc and gives it to _aligned_free). Both may be
+ *  called from several threads at once (a call's worker threads grow their
+ *  queues while they sweep). */
 typedef void *(*pleat_alloc_fn)(size_t size, size_t alignment, void *alloc_context);
 typedef void (*pleat_free_fn)(void *block, void *alloc_context);
 
@@ -221,7 +225,7 @@ typedef void (*pleat_free_fn)(void *block, void *alloc_context);
  *  block of one heap goes to the other: otherwise, or with only one of the
  *  two NULL -> INVALID_ARGUMENT, and nothing changes. Not to be called
  *  while another thread creates a context. */
-PLEAT_API pleat_status pleat_set_allocator(pleat_alloc_fn alloc, pleat_free_fn free,
+PLEAT_API pleat_status pleat_set_allocator(pleat_alloc_fn alloc, pleat_free_fn free_fn,
                                            void *alloc_context);
 
 /** What a call works on. Start from pleat_default_params(). */

@@ -468,6 +468,7 @@ Test(alloc, scratch_per_particle_with_rest_in_key_order)
  * blocks of that many bytes or more are refused (0: none). */
 typedef struct test_heap {
     atomic_long live, blocks, huge, misuse;
+    atomic_ullong bytes;
     size_t refuse_from;
 } test_heap;
 
@@ -491,6 +492,7 @@ static void *heap_alloc(size_t size, size_t alignment, void *context)
     header[-2] = (void *)(at ^ HEAP_CHECK);
     atomic_fetch_add(&h->live, 1);
     atomic_fetch_add(&h->blocks, 1);
+    atomic_fetch_add(&h->bytes, size);
     if (alignment == PLEAT_HUGE_PAGE)
         atomic_fetch_add(&h->huge, 1);
     return (void *)at;
@@ -541,6 +543,7 @@ Test(alloc, an_application_heap_takes_every_block)
     cr_assert_eq(pleat_set_allocator(heap_alloc, NULL, &h), PLEAT_ERROR_INVALID_ARGUMENT);
     cr_assert_eq(pleat_set_allocator(NULL, heap_free, &h), PLEAT_ERROR_INVALID_ARGUMENT);
     cr_assert_eq(pleat_set_allocator(heap_alloc, heap_free, &h), PLEAT_OK);
+    uint64_t granted0 = pleat_alloc_granted();
     for (int threads = 1; threads <= 3; threads += 2) {
         uint64_t got_c, got_p;
         cr_assert_eq(heap_run(&s, threads, &got_c, &got_p), PLEAT_OK);
@@ -552,18 +555,40 @@ Test(alloc, an_application_heap_takes_every_block)
     pleat_context_destroy(ctx);
     cr_assert_eq(pleat_set_allocator(NULL, NULL, NULL), PLEAT_OK);
     cr_assert_gt(atomic_load(&h.blocks), 10);
+    cr_assert_eq(atomic_load(&h.bytes), pleat_alloc_granted() - granted0,
+                 "pleat granted bytes that the heap did not give");
     cr_assert_gt(atomic_load(&h.huge), 0, "no scratch block on a huge-page boundary");
     cr_assert_eq(atomic_load(&h.live), 0, "blocks not given back to the heap");
     cr_assert_eq(atomic_load(&h.misuse), 0, "a bad request, or a block freed that the heap had not given");
     hz_scene_free(&s);
 }
 
+/* A context that could not be made is not counted as alive: the heap can
+ * change after it. */
+static void creation_fails(test_heap *h)
+{
+    pleat_context_desc d = pleat_default_context_desc();
+    d.backend = PLEAT_BACKEND_CPU;
+    d.cpu_threads = 2;
+    pleat_context *ctx = NULL;
+    cr_assert_eq(pleat_context_create(&d, &ctx), PLEAT_ERROR_OUT_OF_MEMORY);
+    cr_assert_null(ctx);
+    cr_assert_eq(pleat_set_allocator(NULL, NULL, NULL), PLEAT_OK, "a failed creation still counts");
+    cr_assert_eq(pleat_set_allocator(heap_alloc, heap_free, h), PLEAT_OK);
+}
+
 Test(alloc, an_application_heap_that_says_no)
 {
     hz_scene s = hz_cloud(300000, 8, 1, 0);
     test_heap h = {0};
-    h.refuse_from = PLEAT_HUGE_FROM; /* the context, not its scratch */
     cr_assert_eq(pleat_set_allocator(heap_alloc, heap_free, &h), PLEAT_OK);
+    h.refuse_from = 1; /* the context's first block */
+    creation_fails(&h);
+    h.refuse_from = 0;
+    pleat_alloc_fail_at(2, 0); /* a later block of the creation */
+    creation_fails(&h);
+    pleat_alloc_fail_at(0, 0);
+    h.refuse_from = PLEAT_HUGE_FROM; /* the context, not its scratch */
     pleat_context *ctx = hz_context("", 2);
     pleat_params p = pleat_default_params();
     p.distance = s.distance;
