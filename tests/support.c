@@ -51,3 +51,17 @@ void uncalled_finish(void *handle, void *job_context)
     (void)handle, (void)job_context;
     cr_assert_fail("finish_tasks called");
 }
+
+void collide_hashes(pleat_context *ctx, const float *particles, uint32_t count,
+                    const pleat_params *p, int calls, uint64_t *h_collide, uint64_t *h_pairs)
+{
+    size_t num;
+    uint32_t *pairs = pleat_pairs(ctx, particles, count, p, &num);
+    *h_pairs = hash_bytes(pairs, num * 2 * sizeof *pairs);
+    free(pairs);
+    float *work = copy_floats(particles, (size_t)count * 4);
+    for (int c = 0; c < calls; ++c)
+        cr_assert_eq(pleat_self_collide(ctx, work, count, p, NULL), PLEAT_OK);
+    *h_collide = hash_bytes(work, (size_t)count * 4 * sizeof(float));
+    free(work);
+}

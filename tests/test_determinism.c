@@ -19,20 +19,11 @@
 static const int thread_counts[] = {1, 2, 3, 8};
 #define NUM_COUNTS (sizeof thread_counts / sizeof thread_counts[0])
 
-/* Hash of the corrected particles and of the pair list, after `calls`
- * successive self-collision passes. */
+/* collide_hashes() of a scene. */
 static void run(pleat_context *ctx, const scene *s, const pleat_params *p, int calls,
                 uint64_t *h_collide, uint64_t *h_pairs)
 {
-    size_t num;
-    uint32_t *pairs = pleat_pairs(ctx, s->particles, s->count, p, &num);
-    *h_pairs = hash_bytes(pairs, num * 2 * sizeof *pairs);
-    free(pairs);
-    float *work = copy_floats(s->particles, (size_t)s->count * 4);
-    for (int c = 0; c < calls; ++c)
-        cr_assert_eq(pleat_self_collide(ctx, work, s->count, p, NULL), PLEAT_OK);
-    *h_collide = hash_bytes(work, (size_t)s->count * 4 * sizeof(float));
-    free(work);
+    collide_hashes(ctx, s->particles, s->count, p, calls, h_collide, h_pairs);
 }
 
 /* The scenes of the thread tests: every kind at 40000 particles (many
