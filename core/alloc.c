@@ -11,6 +11,9 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+#ifdef _WIN32
+#include <malloc.h> /* _aligned_malloc */
+#endif
 
 static atomic_uint_least64_t attempts;
 static atomic_uint_least64_t failures;
@@ -36,16 +39,51 @@ static atomic_int contexts;
  * unaligned, and its cache-line buffers align themselves). */
 #define BLOCK_ALIGN ((size_t)16)
 
+/* The C library's heap. Windows's has no aligned block that free() takes
+ * back, so there every block is an _aligned_malloc one. */
+static void *system_block(size_t bytes, size_t alignment)
+{
+#ifdef _WIN32
+    return _aligned_malloc(bytes, alignment);
+#else
+    if (alignment == BLOCK_ALIGN)
+        return malloc(bytes);
+    void *block;
+    return posix_memalign(&block, alignment, bytes) == 0 ? block : NULL;
+#endif
+}
+
+static void system_free(void *block)
+{
+#ifdef _WIN32
+    _aligned_free(block);
+#else
+    free(block);
+#endif
+}
+
+/* A zeroed block of count * size bytes (which does not wrap), at least 1;
+ * calloc where it exists, for its pages that come zeroed. */
+static void *system_zeroed(size_t count, size_t size)
+{
+#ifdef _WIN32
+    size_t bytes = count * size != 0 ? count * size : 1;
+    void *block = system_block(bytes, BLOCK_ALIGN);
+    if (block)
+        memset(block, 0, bytes);
+    return block;
+#else
+    return calloc(count, size);
+#endif
+}
+
 /* A block of `bytes` (at least 1) on a multiple of `alignment` (BLOCK_ALIGN
  * or PLEAT_HUGE_PAGE). */
 static void *heap_block(size_t bytes, size_t alignment)
 {
     if (heap_alloc)
         return heap_alloc(bytes, alignment, heap_context);
-    if (alignment == BLOCK_ALIGN)
-        return malloc(bytes);
-    void *block;
-    return posix_memalign(&block, alignment, bytes) == 0 ? block : NULL;
+    return system_block(bytes, alignment);
 }
 
 static int should_fail(size_t bytes)
@@ -117,7 +155,7 @@ void *pleat_calloc(size_t count, size_t size)
     if (should_fail(wraps ? SIZE_MAX : count * size) || wraps)
         return NULL;
     if (!heap_alloc)
-        return granted_block(calloc(count, size), count * size);
+        return granted_block(system_zeroed(count, size), count * size);
     size_t bytes = count * size != 0 ? count * size : 1; /* the heap is promised >= 1 */
     void *block = heap_block(bytes, BLOCK_ALIGN);
     if (block)
@@ -138,7 +176,7 @@ void pleat_free(void *block)
     if (heap_free)
         heap_free(block, heap_context);
     else
-        free(block);
+        system_free(block);
 }
 
 void pleat_alloc_context_made(void)

@@ -2,14 +2,16 @@
 #ifndef PLEAT_CORE_CLOCK_H
 #define PLEAT_CORE_CLOCK_H
 
-#include <time.h>
+#ifdef __cplusplus
+extern "C" { /* the CUDA backend's profile reads it too */
+#endif
 
-static inline double pleat_now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+/* Milliseconds from a fixed point in the past (core/clock.c). */
+double pleat_now_ms(void);
+
+#ifdef __cplusplus
 }
+#endif
 
 /* Adds the time since *mark to *total and moves the mark; no-op when off. */
 static inline void pleat_lap(int on, double *mark, double *total)

@@ -105,7 +105,7 @@ static pleat_status self_collide_device(pleat_context *ctx, float *d_particles, 
 pleat_status pleat_self_collide(pleat_context *ctx, float *particles, uint32_t count,
                                 const pleat_params *params, pleat_stats *stats)
 {
-    fenv_t env;
+    pleat_fp_env env;
     pleat_fp_enter(&env);
     pleat_status s = self_collide(ctx, particles, count, params, stats);
     pleat_fp_leave(&env);
@@ -116,7 +116,7 @@ pleat_status pleat_find_pairs(pleat_context *ctx, const float *particles, uint32
                               const pleat_params *params, uint32_t *pairs, size_t capacity,
                               size_t *num_pairs)
 {
-    fenv_t env;
+    pleat_fp_env env;
     pleat_fp_enter(&env);
     pleat_status s = find_pairs(ctx, particles, count, params, pairs, capacity, num_pairs);
     pleat_fp_leave(&env);
@@ -127,7 +127,7 @@ pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_particles, u
                                        const pleat_params *params, void *stream,
                                        pleat_stats *stats)
 {
-    fenv_t env;
+    pleat_fp_env env;
     pleat_fp_enter(&env);
     pleat_status s = self_collide_device(ctx, d_particles, count, params, stream, stats);
     pleat_fp_leave(&env);

@@ -2,6 +2,7 @@
 #include "context.h"
 #include "alloc.h"
 #include "cpu/cpu.h"
+#include "cpu/thread.h"
 #ifdef PLEAT_HAVE_CUDA
 #include "cuda/cuda.h"
 #endif
@@ -54,7 +55,7 @@ pleat_params pleat_default_params(void)
 
 static int usable_cores(void)
 {
-    int n = pleat_pool_cores();
+    int n = pleat_usable_cores();
     return n > PLEAT_MAX_CPU_THREADS ? PLEAT_MAX_CPU_THREADS : n;
 }
 

@@ -1,4 +1,3 @@
-#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 /* Workers wait for a new generation of tasks, and the caller for the workers
  * still in one, by spinning a short while (SPIN_NS) before sleeping on a
  * condition variable: a call runs about ten stages back to back, and waking
@@ -36,16 +35,12 @@
  * more than one task goes to the application's job system as one enqueue
  * and one finish, and its ranges come back through job_range(). */
 #include "pool.h"
+#include "thread.h"
 #include "core/alloc.h"
 #include "core/clock.h"
 #include "core/fp.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
-#include <limits.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #define SPIN_NS 50000.0
 
@@ -64,18 +59,18 @@ typedef struct seat {
     _Atomic uint64_t next; /* 64 bits: it may pass end by one per thread */
     uint64_t end;
     struct pleat_pool *pool;
-    pthread_t thread;
+    pleat_thread thread;
     char pad[64];
 } seat;
 
 struct pleat_pool {
     int threads;
     int started; /* workers actually running */
-    int spin;    /* threads <= pleat_pool_cores() */
+    int spin;    /* threads <= pleat_usable_cores() */
     seat *seats; /* threads of them */
-    pthread_mutex_t lock;
-    pthread_cond_t wake; /* a new generation or stop */
-    pthread_cond_t idle; /* the last active worker left */
+    pleat_mutex lock;
+    pleat_cond wake; /* a new generation or stop */
+    pleat_cond idle; /* the last active worker left */
     /* odd: open to workers; only the caller changes it (a nudge adds 2 to
      * a closed one, so the workers see a change and spin again) */
     atomic_ulong generation;
@@ -107,15 +102,6 @@ static void drain(pleat_pool *pool, int own)
     }
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 /* Spins until done(pool, seen) holds or SPIN_NS pass; returns whether it holds. */
 static int spin_until(pleat_pool *pool, int (*done)(pleat_pool *, unsigned long),
                       unsigned long seen)
@@ -126,11 +112,11 @@ static int spin_until(pleat_pool *pool, int (*done)(pleat_pool *, unsigned long)
     for (unsigned i = 1;; ++i) {
         if (done(pool, seen))
             return 1;
-        cpu_relax();
+        pleat_cpu_relax();
         if (i % 64 == 0) {
             if (pleat_now_ms() > until)
                 return 0;
-            sched_yield(); /* a thread of another context may want this core */
+            pleat_thread_yield(); /* a thread of another context may want this core */
         }
     }
 }
@@ -150,17 +136,17 @@ static int none_active(pleat_pool *pool, unsigned long unused)
 
 /* Spins, then sleeps on `cond`, until done(pool, seen) holds. */
 static void wait_until(pleat_pool *pool, int (*done)(pleat_pool *, unsigned long),
-                       unsigned long seen, pthread_cond_t *cond)
+                       unsigned long seen, pleat_cond *cond)
 {
     if (spin_until(pool, done, seen))
         return;
-    pthread_mutex_lock(&pool->lock);
+    pleat_mutex_lock(&pool->lock);
     while (!done(pool, seen))
-        pthread_cond_wait(cond, &pool->lock);
-    pthread_mutex_unlock(&pool->lock);
+        pleat_cond_wait(cond, &pool->lock);
+    pleat_mutex_unlock(&pool->lock);
 }
 
-static void *worker_main(void *p)
+static void worker_main(void *p)
 {
     seat *me = p;
     pleat_pool *pool = me->pool;
@@ -172,7 +158,7 @@ static void *worker_main(void *p)
     for (;;) {
         wait_until(pool, woken, seen, &pool->wake);
         if (atomic_load_explicit(&pool->stop, memory_order_acquire))
-            return NULL;
+            return;
         seen = atomic_load(&pool->generation);
         if (seen % 2 == 0)
             continue; /* closed or nudged: spin for the next */
@@ -180,22 +166,11 @@ static void *worker_main(void *p)
         if (atomic_load(&pool->generation) == seen) /* still open: the caller waits for us */
             drain(pool, own);
         if (atomic_fetch_sub(&pool->active, 1) == 1) {
-            pthread_mutex_lock(&pool->lock);
-            pthread_cond_signal(&pool->idle);
-            pthread_mutex_unlock(&pool->lock);
+            pleat_mutex_lock(&pool->lock);
+            pleat_cond_signal(&pool->idle);
+            pleat_mutex_unlock(&pool->lock);
         }
     }
-}
-
-int pleat_pool_cores(void)
-{
-#ifdef CPU_COUNT
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-#endif
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 && n < INT_MAX ? (int)n : 1;
 }
 
 /* A zeroed pool of `threads`; NULL when threads < 1 or memory fails. */
@@ -212,13 +187,13 @@ pleat_pool *pleat_pool_create(int threads)
     pleat_pool *pool = pool_new(threads);
     if (!pool)
         return NULL;
-    pool->spin = threads <= pleat_pool_cores();
+    pool->spin = threads <= pleat_usable_cores();
     atomic_init(&pool->generation, 0);
     atomic_init(&pool->stop, 0);
     atomic_init(&pool->active, 0);
-    pthread_mutex_init(&pool->lock, NULL);
-    pthread_cond_init(&pool->wake, NULL);
-    pthread_cond_init(&pool->idle, NULL);
+    pleat_mutex_init(&pool->lock);
+    pleat_cond_init(&pool->wake);
+    pleat_cond_init(&pool->idle);
     pool->seats = pleat_calloc((size_t)threads, sizeof *pool->seats);
     if (!pool->seats) {
         pleat_pool_destroy(pool);
@@ -230,7 +205,7 @@ pleat_pool *pleat_pool_create(int threads)
     }
     for (int i = 1; i < threads; ++i) {
         seat *s = &pool->seats[i];
-        if (!pleat_alloc_thread() || pthread_create(&s->thread, NULL, worker_main, s) != 0) {
+        if (!pleat_alloc_thread() || pleat_thread_start(&s->thread, worker_main, s) != 0) {
             pleat_pool_destroy(pool);
             return NULL;
         }
@@ -259,15 +234,15 @@ void pleat_pool_destroy(pleat_pool *pool)
         pleat_free(pool);
         return;
     }
-    pthread_mutex_lock(&pool->lock);
+    pleat_mutex_lock(&pool->lock);
     atomic_store_explicit(&pool->stop, 1, memory_order_release);
-    pthread_cond_broadcast(&pool->wake);
-    pthread_mutex_unlock(&pool->lock);
+    pleat_cond_broadcast(&pool->wake);
+    pleat_mutex_unlock(&pool->lock);
     for (int i = 1; i <= pool->started; ++i)
-        pthread_join(pool->seats[i].thread, NULL);
-    pthread_cond_destroy(&pool->idle);
-    pthread_cond_destroy(&pool->wake);
-    pthread_mutex_destroy(&pool->lock);
+        pleat_thread_join(&pool->seats[i].thread);
+    pleat_cond_destroy(&pool->idle);
+    pleat_cond_destroy(&pool->wake);
+    pleat_mutex_destroy(&pool->lock);
     pleat_free(pool->seats);
     pleat_free(pool);
 }
@@ -286,7 +261,7 @@ typedef struct job_stage {
 static void job_range(uint32_t begin, uint32_t end, void *task_context)
 {
     const job_stage *stage = task_context;
-    fenv_t saved; /* the job system's thread may flush to zero */
+    pleat_fp_env saved; /* the job system's thread may flush to zero */
     pleat_fp_enter(&saved);
     for (uint32_t t = begin; t < end; ++t)
         stage->fn(stage->arg, t);
@@ -325,10 +300,10 @@ void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *ar
         atomic_store_explicit(&s->next, from, memory_order_relaxed);
         from = s->end;
     }
-    pthread_mutex_lock(&pool->lock);
+    pleat_mutex_lock(&pool->lock);
     atomic_fetch_add(&pool->generation, 1); /* open */
-    pthread_cond_broadcast(&pool->wake);
-    pthread_mutex_unlock(&pool->lock);
+    pleat_cond_broadcast(&pool->wake);
+    pleat_mutex_unlock(&pool->lock);
 
     drain(pool, 0);
 
@@ -340,8 +315,8 @@ void pleat_pool_nudge(pleat_pool *pool)
 {
     if (pool->threads == 1 || !pool->spin) /* a job system's pool never spins */
         return;
-    pthread_mutex_lock(&pool->lock);
+    pleat_mutex_lock(&pool->lock);
     atomic_fetch_add(&pool->generation, 2); /* still closed */
-    pthread_cond_broadcast(&pool->wake);
-    pthread_mutex_unlock(&pool->lock);
+    pleat_cond_broadcast(&pool->wake);
+    pleat_mutex_unlock(&pool->lock);
 }

@@ -12,10 +12,6 @@
 typedef struct pleat_pool pleat_pool;
 typedef void (*pleat_task_fn)(void *arg, uint32_t task);
 
-/* The cores this process may run on (its CPU affinity, so taskset and
- * container cpusets count), at least 1. */
-int pleat_pool_cores(void);
-
 /* threads >= 1 (the caller counts as one). NULL when threads or memory fail. */
 pleat_pool *pleat_pool_create(int threads);
 /* A pool whose runs go to the application's job system (pleat.h,

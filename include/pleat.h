@@ -48,8 +48,16 @@
 extern "C" {
 #endif
 
-/* Marks the exported functions (the library hides everything else). */
-#if defined(__GNUC__) || defined(__clang__)
+/* Marks the exported functions (the library hides everything else). A
+ * Windows DLL of pleat exports them by name (PLEAT_BUILD_DLL is set while
+ * it is built); its callers need nothing: the import library resolves them. */
+#if defined(_WIN32)
+#if defined(PLEAT_BUILD_DLL)
+#define PLEAT_API __declspec(dllexport)
+#else
+#define PLEAT_API
+#endif
+#elif defined(__GNUC__) || defined(__clang__)
 #define PLEAT_API __attribute__((visibility("default")))
 #else
 #define PLEAT_API

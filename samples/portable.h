@@ -1,0 +1,21 @@
+/* What the samples, pleat-bench and the tests need from the system beyond
+ * C11, for POSIX systems and Windows alike (samples/portable.c, in the
+ * pleat_scenes library). */
+#ifndef PLEAT_SAMPLES_PORTABLE_H
+#define PLEAT_SAMPLES_PORTABLE_H
+
+/* Sets the environment variable `name` to `value`, or removes it when value
+ * is NULL. */
+void portable_setenv(const char *name, const char *value);
+
+/* The processors the system has online, at least 1. */
+int portable_online_cores(void);
+
+/* Sleeps about `us` microseconds (on Windows, at least a millisecond, or a
+ * yield of the core when us is 0). */
+void portable_sleep_us(long us);
+
+/* Milliseconds from a fixed point in the past, monotonic. */
+double portable_now_ms(void);
+
+#endif
