@@ -1,6 +1,7 @@
 /*
  * pleat-check: the core correctness checks without a test framework, for
- * machines that have no Criterion (the GPU machine; a cross build under qemu
+ * machines that have no Criterion (the GPU machine; Windows under Wine, see
+ * tests/windows.cmake; a cross build under qemu
  * without an arm64 Criterion root, see tests/neon.cmake). On every scene
  * kind, with and without rest positions and index subsets, it checks the
  * pair list against brute force, the response against the double-precision
@@ -10,13 +11,15 @@
  * corrections owed across them and the apply's parts are checked too. Then a
  * few cases with exactly known answers, from the Criterion response suite,
  * which a build without Criterion would otherwise never run (on the GPU
- * machine: through the CUDA backend). Scenes are made with exact arithmetic,
+ * machine: through the CUDA backend), and that the caller's floating-point
+ * environment changes no bit. Scenes are made with exact arithmetic,
  * so the hash is the same on every ISA and architecture: compare it between
  * runs to check "same bits everywhere".
  *
  * Exit status: 0 all passed, 1 a check failed, 77 the requested backend or
  * ISA (PLEAT_CPU_ISA) is not available here.
  */
+#include "fpenv.h"
 #include "reference.h"
 #include "scenes.h"
 
@@ -109,6 +112,62 @@ static uint64_t check_scene(pleat_context *ctx, pleat_context *ctx3, const scene
     free(got);
     free(ref);
     return h;
+}
+
+/* A hash of the pairs and of the corrected particles of one call. */
+static uint64_t result_bits(pleat_context *ctx, const scene *sc, const pleat_params *p)
+{
+    size_t num;
+    uint32_t *pairs = find_pairs(ctx, sc, p, &num);
+    float *out = copy_floats(sc->particles, (size_t)sc->count * 4);
+    if (pleat_self_collide(ctx, out, sc->count, p, NULL) != PLEAT_OK)
+        die("self_collide failed");
+    uint64_t h = hash_bytes(pairs, num * 2 * sizeof *pairs) ^
+                 hash_bytes(out, (size_t)sc->count * 16) * 3;
+    free(out);
+    free(pairs);
+    return h;
+}
+
+/* The same bits whatever floating-point environment the caller is in
+ * (tests/fpenv.h), which must be in force again after each call: on 1 and
+ * 3 threads made in that environment, on a cloud with subnormal
+ * differences and a folded sheet with rest positions (6000 particles: the
+ * sweep splits over the 3 threads). */
+static void check_environments(pleat_backend backend, pleat_context *plain)
+{
+    uint64_t rng = 7;
+    scene scenes[] = {fp_subnormal_cloud(6000, pleat_scene_random(&rng)),
+                      scene_make(SCENE_FOLDED, 6000, 1, pleat_scene_random(&rng))};
+    for (int k = 0; k < 2; ++k) {
+        pleat_params p = pleat_default_params();
+        p.distance = scenes[k].distance;
+        p.stiffness = 0.7f;
+        p.rest_positions = scenes[k].rest;
+        uint64_t want = result_bits(plain, &scenes[k], &p);
+        int before = failures;
+        for (int mode = 0; mode < fp_spoil_modes(); ++mode) {
+            for (int threads = 1; threads <= 3; threads += 2) {
+                char name[64];
+                snprintf(name, sizeof name, "environment/%s/%d threads", fp_spoil_name(mode),
+                         threads);
+                if (fp_spoil(mode) != 0)
+                    die("cannot set the floating-point environment");
+                pleat_context *ctx = make_context(backend, threads);
+                uint64_t got = result_bits(ctx, &scenes[k], &p);
+                int kept = fp_spoiled(mode);
+                fp_unspoil();
+                pleat_context_destroy(ctx);
+                if (!kept)
+                    fail(name, "the caller's environment was not given back");
+                if (got != want)
+                    fail(name, "other bits than in the default environment");
+            }
+        }
+        printf("%-26s %s\n", k == 0 ? "environment/subnormal" : "environment/folded",
+               failures == before ? "same bits, kept" : "WRONG");
+        scene_free(&scenes[k]);
+    }
 }
 
 /* The running totals of the scenes checked. */
@@ -204,6 +263,7 @@ int main(int argc, char **argv)
     /* one cloud big enough for 3 parts, all of it taking part */
     run_scene(&r, SCENE_CLOUD, "-12k", 12000, 1, 0, 0.5f);
     known_answers(r.ctx);
+    check_environments(backend, r.ctx);
     printf("pleat-check on %s: result hash %016llx\n", pleat_context_describe(r.ctx),
            (unsigned long long)r.total);
     printf("%d passed, %d failed\n", r.scenes - r.failed_scenes, r.failed_scenes);

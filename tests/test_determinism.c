@@ -2,6 +2,7 @@
  * floating-point environment and an application's job system. */
 #include "core/buffer.h"
 #include "cpu/cpu.h"
+#include "fpenv.h"
 #include "scenes.h"
 #include "support.h"
 
@@ -11,10 +12,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#define FTZ_DAZ 0x8040u /* MXCSR: flush-to-zero, denormals-are-zero */
-#endif
 
 static const int thread_counts[] = {1, 2, 3, 8};
 #define NUM_COUNTS (sizeof thread_counts / sizeof thread_counts[0])
@@ -204,50 +201,16 @@ Test(determinism, mesh_order_and_shuffled_order_on_one_context)
     mesh_and_shuffled(PLEAT_GATHER_WALK_FROM + 10000);
 }
 
-/* The caller's floating-point environment: a rounding mode other than to
- * nearest, or (x86) flush-to-zero with denormals-are-zero, set before the
+/* The caller's floating-point environment (tests/fpenv.h), set before the
  * context is made (so its workers start in it too) and left on during the
  * call. The bits must be those of the default environment, and the
- * caller's environment must still be in force afterwards. A cloud whose y
- * and z are about 1e-38 has subnormal differences, which FTZ/DAZ would
- * flush; any rounding mode changes the corrections of any scene. */
-static void set_mode(int mode)
-{
-    if (mode < 3) {
-        const int modes[] = {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO};
-        cr_assert_eq(fesetround(modes[mode]), 0);
-    }
-#ifdef FTZ_DAZ
-    else
-        _mm_setcsr(_mm_getcsr() | FTZ_DAZ);
-#endif
-}
-
-static int mode_in_force(int mode)
-{
-    const int modes[] = {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO};
-#ifdef FTZ_DAZ
-    if (mode == 3)
-        return (_mm_getcsr() & FTZ_DAZ) == FTZ_DAZ;
-#endif
-    return fegetround() == modes[mode];
-}
-
+ * caller's environment must still be in force afterwards. Any rounding
+ * mode changes the corrections of any scene; the subnormal cloud's
+ * differences are what FTZ/DAZ would flush. */
 Test(determinism, the_callers_floating_point_environment_does_not_matter)
 {
-#ifdef FTZ_DAZ
-    const int num_modes = 4;
-#else
-    const int num_modes = 3;
-#endif
     uint64_t rng = 5;
-    scene tiny = scene_make(SCENE_CLOUD, 20000, 0, pleat_scene_random(&rng));
-    for (uint32_t i = 0; i < tiny.count; ++i) { /* x over about [0, 1), y and z subnormal */
-        tiny.particles[4 * (size_t)i] *= 1.0f / 32.0f;
-        tiny.particles[4 * (size_t)i + 1] *= 1e-41f;
-        tiny.particles[4 * (size_t)i + 2] *= 1e-41f;
-    }
-    tiny.distance = 1e-3f; /* about 40 neighbours along x */
+    scene tiny = fp_subnormal_cloud(20000, pleat_scene_random(&rng));
     scene cloth = scene_make(SCENE_FOLDED, 20000, 1, pleat_scene_random(&rng));
     const scene *scenes[] = {&tiny, &cloth};
     for (int k = 0; k < 2; ++k) {
@@ -260,14 +223,14 @@ Test(determinism, the_callers_floating_point_environment_does_not_matter)
         uint64_t want_c, want_p;
         run(plain, s, &p, 1, &want_c, &want_p);
         pleat_context_destroy(plain);
-        for (int mode = 0; mode < num_modes; ++mode) {
+        for (int mode = 0; mode < fp_spoil_modes(); ++mode) {
             for (int threads = 1; threads <= 2; ++threads) {
-                set_mode(mode);
+                cr_assert_eq(fp_spoil(mode), 0);
                 pleat_context *ctx = cpu_context(threads);
                 uint64_t got_c, got_p;
                 run(ctx, s, &p, 1, &got_c, &got_p);
-                int kept = mode_in_force(mode);
-                fesetenv(FE_DFL_ENV);
+                int kept = fp_spoiled(mode);
+                fp_unspoil();
                 pleat_context_destroy(ctx);
                 cr_assert(kept, "scene %d, mode %d: the caller's environment was changed", k, mode);
                 cr_assert(got_c == want_c && got_p == want_p,
@@ -305,19 +268,18 @@ typedef struct test_stage {
     pthread_t thread[8];
 } test_stage;
 
+/* The stage threads' environment: every spoiled mode after the first two
+ * (tests/fpenv.h), rounding toward zero and (x86) FTZ/DAZ. */
 static void *stage_thread(void *arg)
 {
     test_stage *st = arg;
-    fesetround(FE_TOWARDZERO);
-#ifdef FTZ_DAZ
-    _mm_setcsr(_mm_getcsr() | FTZ_DAZ);
-#endif
+    for (int mode = 2; mode < fp_spoil_modes(); ++mode)
+        fp_spoil(mode);
     for (uint32_t begin; (begin = atomic_fetch_add(&st->next, 2)) < st->count;) {
         st->task(begin, begin + 2 < st->count ? begin + 2 : st->count, st->task_context);
-        int kept = fegetround() == FE_TOWARDZERO;
-#ifdef FTZ_DAZ
-        kept &= (_mm_getcsr() & FTZ_DAZ) == FTZ_DAZ;
-#endif
+        int kept = 1;
+        for (int mode = 2; mode < fp_spoil_modes(); ++mode)
+            kept &= fp_spoiled(mode);
         if (!kept)
             atomic_fetch_add(&st->jobs->env_lost, 1);
     }
