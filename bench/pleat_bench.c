@@ -3,6 +3,7 @@
  * `pleat-bench --help` says what it measures and how. */
 #include "baseline.h"
 #include "report.h"
+#include "portable.h"
 #include "scenes.h"
 
 #include <pleat.h>
@@ -20,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #define MAX_LIST 32
 #define MIN_SIZE 16u
@@ -371,8 +371,8 @@ static int parse_options(int argc, char **argv, options *o)
 
 static int online_cores(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > PLEAT_MAX_CPU_THREADS ? PLEAT_MAX_CPU_THREADS : (int)n;
+    int n = portable_online_cores();
+    return n > PLEAT_MAX_CPU_THREADS ? PLEAT_MAX_CPU_THREADS : n;
 }
 
 /* The thread count a CPU context chose, from its description
@@ -452,10 +452,7 @@ typedef struct variant {
 
 static void set_isa_env(const char *isa)
 {
-    if (isa && *isa)
-        setenv("PLEAT_CPU_ISA", isa, 1);
-    else
-        unsetenv("PLEAT_CPU_ISA");
+    portable_setenv("PLEAT_CPU_ISA", isa && *isa ? isa : NULL);
 }
 
 /* The word after "cpu " in "cpu avx2, 2 threads", else "?". */
@@ -566,13 +563,6 @@ static int probe(const options *o, variant *vars, bench_skip *skips, int *num_sk
 
 /* ------------------------------------------------------------ measuring */
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -612,10 +602,10 @@ static int run_baseline(bench_baseline *b, const scene *sc, float *work, int rep
     bench_baseline_stats st;
     for (int r = -1; r < repeats; ++r) { /* r = -1: warm-up */
         memcpy(work, sc->start, bytes);
-        double t0 = now_ms();
+        double t0 = portable_now_ms();
         if (bench_baseline_run(b, work, sc->n, sc->rest, sc->distance, 1.0f, &st, NULL))
             return -1;
-        double t1 = now_ms();
+        double t1 = portable_now_ms();
         if (r >= 0)
             times[r] = t1 - t0;
     }
@@ -662,11 +652,11 @@ static pleat_status device_call(pleat_context *ctx, device_copies *d, const scen
     if (cudaMemcpy(d->particles, sc->start, bytes, cudaMemcpyHostToDevice) != cudaSuccess ||
         cudaDeviceSynchronize() != cudaSuccess)
         return PLEAT_ERROR_DEVICE;
-    *t0 = now_ms();
+    *t0 = portable_now_ms();
     pleat_status s = pleat_self_collide_device(ctx, d->particles, sc->n, params, NULL, NULL);
     if (s == PLEAT_OK && cudaDeviceSynchronize() != cudaSuccess)
         s = PLEAT_ERROR_DEVICE;
-    *t1 = now_ms();
+    *t1 = portable_now_ms();
     if (s != PLEAT_OK)
         return s;
     pleat_context_timings(ctx, tm); /* the timed call's stages, before the next call */
@@ -769,9 +759,9 @@ static int run_pleat(const variant *v, int threads, int profile, int list, const
             s = device_call(ctx, &dev, sc, &params, &stats, &t0, &t1, &tm);
         } else {
             memcpy(work, sc->start, bytes);
-            t0 = now_ms();
+            t0 = portable_now_ms();
             s = pleat_self_collide(ctx, work, sc->n, &params, &stats);
-            t1 = now_ms();
+            t1 = portable_now_ms();
             pleat_context_timings(ctx, &tm);
         }
         if (s != PLEAT_OK || r < 0) {

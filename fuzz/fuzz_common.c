@@ -32,6 +32,7 @@
  */
 #include "fuzz_common.h"
 #include "grid_reference.h"
+#include "portable.h"
 #include "scenes.h" /* pleat_scene_random, pleat_scene_uniform */
 
 #include <float.h>
@@ -72,15 +73,12 @@ static void fail(const char *what)
 
 static pleat_status create(const char *isa, int threads, pleat_context **out)
 {
-    if (isa && *isa)
-        setenv("PLEAT_CPU_ISA", isa, 1);
-    else
-        unsetenv("PLEAT_CPU_ISA");
+    portable_setenv("PLEAT_CPU_ISA", isa && *isa ? isa : NULL);
     pleat_context_desc d = pleat_default_context_desc();
     d.backend = PLEAT_BACKEND_CPU;
     d.cpu_threads = threads;
     pleat_status s = pleat_context_create(&d, out);
-    unsetenv("PLEAT_CPU_ISA");
+    portable_setenv("PLEAT_CPU_ISA", NULL);
     return s;
 }
 

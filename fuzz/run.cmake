@@ -2,7 +2,8 @@
 #   MODE=replay: every file under INPUTS (a list of folders; missing ones are
 #     skipped) once through FUZZER; LIBFUZZER says whether FUZZER is a
 #     libFuzzer binary (it then gets the files as arguments) or a replay
-#     runner (it gets the folders).
+#     runner (it gets the folders, and is run with EMULATOR, if any: a cross
+#     build's, e.g. Wine).
 #   MODE=fuzz: libFuzzer for SECONDS seconds on WORK/corpus (kept between
 #     runs) plus the seed folder SEEDS (read only); a crash input is saved in
 #     WORK/artifacts and fails the test. Prints the executions run.
@@ -25,7 +26,7 @@ if(MODE STREQUAL "replay")
     execute_process(COMMAND ${FUZZER} -runs=1 ${files} RESULT_VARIABLE rc
       OUTPUT_VARIABLE out ERROR_VARIABLE out)
   else()
-    execute_process(COMMAND ${FUZZER} ${dirs} RESULT_VARIABLE rc
+    execute_process(COMMAND ${EMULATOR} ${FUZZER} ${dirs} RESULT_VARIABLE rc
       OUTPUT_VARIABLE out ERROR_VARIABLE out)
   endif()
   if(NOT rc EQUAL 0)

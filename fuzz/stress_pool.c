@@ -13,12 +13,12 @@
  * Exit status 0 when every check passed, 1 otherwise.
  */
 #include "cpu/pool.h"
+#include "portable.h"
 #include "scenes.h" /* pleat_scene_random */
 
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #define MAX_TASKS 4999u
 
@@ -50,12 +50,6 @@ static void task_three(void *arg, uint32_t t)
     task(arg, t, 3);
 }
 
-static void pause_us(long us)
-{
-    struct timespec ts = {0, us * 1000};
-    nanosleep(&ts, NULL);
-}
-
 /* runs pleat_pool_run `runs` times on a fresh pool; returns its failures */
 static int hammer(int threads, int runs, uint64_t *state)
 {
@@ -85,12 +79,12 @@ static int hammer(int threads, int runs, uint64_t *state)
             }
         }
         if (pick % 97 == 0) /* longer than the spin: the workers sleep */
-            pause_us(100 + pick % 200);
+            portable_sleep_us(100 + pick % 200);
         if (pick % 5 == 0 || pick % 97 < 2) /* and often wake them */
             pleat_pool_nudge(pool);
         if (pick % 89 == 0) { /* woken for nothing, they sleep again */
             pleat_pool_nudge(pool);
-            pause_us(100 + pick % 100);
+            portable_sleep_us(100 + pick % 100);
         }
     }
     pleat_pool_destroy(pool);

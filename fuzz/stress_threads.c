@@ -23,6 +23,7 @@
  * Exit status 0 when every check passed, 1 otherwise.
  */
 #include <pleat.h>
+#include "portable.h"
 #include "scenes.h" /* pleat_scene_uniform */
 #include "subsets.h"
 
@@ -47,16 +48,13 @@ static int failed;
 
 static pleat_context *context(const char *isa, int threads)
 {
-    if (*isa)
-        setenv("PLEAT_CPU_ISA", isa, 1);
-    else
-        unsetenv("PLEAT_CPU_ISA");
+    portable_setenv("PLEAT_CPU_ISA", *isa ? isa : NULL);
     pleat_context_desc d = pleat_default_context_desc();
     d.backend = PLEAT_BACKEND_CPU;
     d.cpu_threads = threads;
     pleat_context *ctx = NULL;
     pleat_status s = pleat_context_create(&d, &ctx);
-    unsetenv("PLEAT_CPU_ISA");
+    portable_setenv("PLEAT_CPU_ISA", NULL);
     if (s == PLEAT_ERROR_BACKEND_UNAVAILABLE)
         return NULL;
     if (s != PLEAT_OK) {

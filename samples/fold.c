@@ -1,5 +1,6 @@
 /* Times pleat_self_collide on an accordion-folded sheet (rest positions
  * given) and prints the pairs found, ms per call (median) and the backend. */
+#include "portable.h"
 #include "scenes.h"
 
 #include <pleat.h>
@@ -7,14 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -83,9 +76,9 @@ int main(int argc, char **argv)
     pleat_stats stats = {0, 0};
     for (long r = 0; r < repeats; ++r) {
         memcpy(work, start, bytes);
-        double t0 = now_ms();
+        double t0 = portable_now_ms();
         s = pleat_self_collide(ctx, work, n, &params, &stats);
-        ms[r] = now_ms() - t0;
+        ms[r] = portable_now_ms() - t0;
         if (s != PLEAT_OK) {
             fprintf(stderr, "pleat: %s\n", pleat_status_string(s));
             return 1;

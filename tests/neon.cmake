@@ -11,20 +11,7 @@
 # pleat-check runs, with a warning, or a failure when the environment has
 # PLEAT_NEON_SUITES=require (CI).
 # Inputs: SOURCE_DIR, WORK_DIR, GENERATOR, NATIVE_CHECK.
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
-  endif()
-  set(out "${out}" PARENT_SCOPE)
-endfunction()
-function(result_hash text var)
-  string(REGEX MATCH "result hash ([0-9a-f]+)" _ "${text}")
-  if(NOT CMAKE_MATCH_1)
-    message(FATAL_ERROR "no result hash in:\n${text}")
-  endif()
-  set(${var} ${CMAKE_MATCH_1} PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/cross.cmake)
 
 # What the Criterion suites lack here, if anything.
 set(root "$ENV{PLEAT_AARCH64_ROOT}")
@@ -52,24 +39,6 @@ else()
   set(ENV{QEMU_LD_PREFIX} ${root}) # for the processes Criterion starts
 endif()
 
-run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR} -G ${GENERATOR}
-    -DCMAKE_TOOLCHAIN_FILE=${SOURCE_DIR}/cmake/aarch64-linux-gnu.cmake
-    -DCMAKE_BUILD_TYPE=Release ${suites} -DPLEAT_BUILD_SAMPLES=OFF
-    -DPLEAT_BUILD_BENCH=OFF -DPLEAT_CUDA=OFF)
-run(${CMAKE_COMMAND} --build ${WORK_DIR})
-# the JUnit report keeps every test's output, check.neon's result hash too
-set(report ${WORK_DIR}/aarch64-tests.xml)
-file(REMOVE ${report})
-run(${CMAKE_CTEST_COMMAND} --test-dir ${WORK_DIR} --output-on-failure --parallel 2
-    --output-junit ${report} --test-output-size-passed 1048576)
-message(STATUS "AArch64 tests under qemu:\n${out}")
-
-file(READ ${report} junit)
-string(REGEX MATCH "<testcase name=\"check\\.neon\"[^>]*>[ \t\r\n]*<system-out>[^<]*" check "${junit}")
-result_hash("${check}" neon)
-run(${NATIVE_CHECK})
-result_hash("${out}" native)
-if(NOT neon STREQUAL native)
-  message(FATAL_ERROR "NEON on AArch64 gives ${neon}, this machine ${native}")
-endif()
-message(STATUS "NEON (AArch64, qemu) and this machine agree: result hash ${native}")
+cross_build_and_test(aarch64-linux-gnu.cmake "AArch64 tests under qemu" junit
+                     ${suites} -DPLEAT_BUILD_SAMPLES=OFF -DPLEAT_BUILD_BENCH=OFF)
+same_bits_as_here("${junit}" check.neon "NEON (AArch64, qemu)")

@@ -1,5 +1,6 @@
 #include "reference.h"
 #include "core/grid.h"
+#include "portable.h"
 #include "scenes.h"
 
 #include <stdio.h>
@@ -317,19 +318,15 @@ pleat_context *reference_context(pleat_backend backend, const char *isa, int thr
 {
     const char *was = getenv("PLEAT_CPU_ISA");
     char *saved = was ? strdup(was) : NULL;
-    if (isa && *isa)
-        setenv("PLEAT_CPU_ISA", isa, 1);
-    else if (isa)
-        unsetenv("PLEAT_CPU_ISA");
+    if (isa)
+        portable_setenv("PLEAT_CPU_ISA", *isa ? isa : NULL);
     pleat_context_desc d = pleat_default_context_desc();
     d.backend = backend;
     d.cpu_threads = threads;
     pleat_context *ctx = NULL;
     *status = pleat_context_create(&d, &ctx);
-    if (isa && saved)
-        setenv("PLEAT_CPU_ISA", saved, 1);
-    else if (isa)
-        unsetenv("PLEAT_CPU_ISA");
+    if (isa)
+        portable_setenv("PLEAT_CPU_ISA", saved);
     free(saved);
     return *status == PLEAT_OK ? ctx : NULL;
 }

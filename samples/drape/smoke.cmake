@@ -1,8 +1,9 @@
 # Run by the drape_smoke test: cmake -DDRAPE=<pleat-drape> -DOUT=<dir> -P smoke.cmake
+# (EMULATOR: the command a cross build runs programs with, e.g. Wine)
 file(REMOVE_RECURSE "${OUT}")
 
 execute_process(
-  COMMAND "${DRAPE}" --res 24 --frames 40 --out "${OUT}"
+  COMMAND ${EMULATOR} "${DRAPE}" --res 24 --frames 40 --out "${OUT}"
   RESULT_VARIABLE rc
   OUTPUT_VARIABLE out
   ERROR_VARIABLE err)
@@ -32,7 +33,7 @@ foreach(scene sphere pile)
 endforeach()
 
 execute_process(
-  COMMAND "${DRAPE}" --no-such-option
+  COMMAND ${EMULATOR} "${DRAPE}" --no-such-option
   RESULT_VARIABLE rc
   OUTPUT_QUIET ERROR_QUIET)
 if(NOT rc EQUAL 2)

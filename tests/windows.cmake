@@ -1,0 +1,37 @@
+# Cross-builds pleat for 64-bit Windows with Debian's MinGW-w64 GCC, as a
+# DLL, and runs its framework-free tests under Wine: pleat-check per ISA
+# (scalar, sse2, avx2) and the same-bits check between them, the fuzz
+# corpus replays, the thread and pool stress tests (Win32's locks and
+# condition variables, cpu/thread.c), the drape sample's smoke test and a
+# short pleat-bench run; then checks that pleat-check's result hash equals
+# this machine's: the same bits on Linux and Windows. The Criterion suites
+# do not run there (no Criterion for Windows here).
+# Inputs: SOURCE_DIR, WORK_DIR, GENERATOR, NATIVE_CHECK.
+include(${CMAKE_CURRENT_LIST_DIR}/cross.cmake)
+
+# A Wine prefix of the test's own (made on first use, about 10 s), quiet;
+# stress_threads starts its threads with MinGW's pthreads, whose DLL lies
+# with the compiler's runtime.
+set(ENV{WINEPREFIX} ${WORK_DIR}/wine)
+set(ENV{WINEDEBUG} -all)
+execute_process(COMMAND x86_64-w64-mingw32-gcc -print-file-name=libwinpthread-1.dll
+                OUTPUT_VARIABLE winpthread OUTPUT_STRIP_TRAILING_WHITESPACE)
+get_filename_component(winpthread_dir "${winpthread}" DIRECTORY)
+set(ENV{WINEPATH} "${winpthread_dir}")
+
+set(bin ${WORK_DIR}/bin)
+cross_build_and_test(x86_64-w64-mingw32.cmake "Windows tests under Wine" junit
+                     -DBUILD_SHARED_LIBS=ON -DCMAKE_RUNTIME_OUTPUT_DIRECTORY=${bin}
+                     -DPLEAT_CRITERION=OFF -DPLEAT_BUILD_FUZZ=ON)
+foreach(isa scalar sse2 avx2)
+  if(NOT junit MATCHES "<testcase name=\"check\\.${isa}\" [^>]*status=\"run\"")
+    message(FATAL_ERROR "check.${isa} did not run under Wine")
+  endif()
+endforeach()
+
+# pleat-bench: its pairs must match the plain grid's (exit 3 otherwise)
+find_program(wine NAMES wine64 wine PATHS /usr/lib/wine REQUIRED)
+run(${wine} ${bin}/pleat-bench.exe --scenes cloud,folded --sizes 4k --threads 1,2 --repeats 3)
+message(STATUS "pleat-bench under Wine:\n${out}")
+
+same_bits_as_here("${junit}" check.avx2 "Windows (MinGW-w64, Wine)")
