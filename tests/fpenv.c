@@ -5,14 +5,40 @@
 #include <xmmintrin.h>
 #define FTZ_DAZ 0x8040u /* MXCSR: flush-to-zero, denormals-are-zero */
 #define MXCSR_DEFAULT 0x1f80u
+#define HAVE_FTZ 1
+static void ftz_on(void)
+{
+    _mm_setcsr(_mm_getcsr() | FTZ_DAZ);
+}
+static int ftz_in_force(void)
+{
+    return (_mm_getcsr() & FTZ_DAZ) == FTZ_DAZ;
+}
+#elif defined(__aarch64__)
+#define FPCR_FZ (1ull << 24) /* flush-to-zero, inputs and results */
+#define HAVE_FTZ 1
+static unsigned long long fpcr(void)
+{
+    unsigned long long v;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(v));
+    return v;
+}
+static void ftz_on(void)
+{
+    __asm__ volatile("msr fpcr, %0" : : "r"(fpcr() | FPCR_FZ));
+}
+static int ftz_in_force(void)
+{
+    return (fpcr() & FPCR_FZ) != 0;
+}
 #endif
 
 static const int rounding[] = {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO};
-static const char *const names[] = {"upward", "downward", "toward zero", "FTZ/DAZ"};
+static const char *const names[] = {"upward", "downward", "toward zero", "flush to zero"};
 
 int fp_spoil_modes(void)
 {
-#ifdef FTZ_DAZ
+#ifdef HAVE_FTZ
     return 4;
 #else
     return 3;
@@ -28,17 +54,17 @@ int fp_spoil(int mode)
 {
     if (mode < 3)
         return fesetround(rounding[mode]);
-#ifdef FTZ_DAZ
-    _mm_setcsr(_mm_getcsr() | FTZ_DAZ);
+#ifdef HAVE_FTZ
+    ftz_on();
 #endif
     return 0;
 }
 
 int fp_spoiled(int mode)
 {
-#ifdef FTZ_DAZ
+#ifdef HAVE_FTZ
     if (mode == 3)
-        return (_mm_getcsr() & FTZ_DAZ) == FTZ_DAZ;
+        return ftz_in_force();
 #endif
     return fegetround() == rounding[mode];
 }
@@ -46,7 +72,7 @@ int fp_spoiled(int mode)
 void fp_unspoil(void)
 {
     fesetenv(FE_DFL_ENV);
-#ifdef FTZ_DAZ
+#ifdef MXCSR_DEFAULT
     _mm_setcsr(MXCSR_DEFAULT);
 #endif
 }

@@ -1,6 +1,6 @@
 /* The caller's floating-point environment at its worst for pleat: a
- * rounding mode other than to nearest, or (x86) flush-to-zero with
- * denormals-are-zero. pleat promises the bits of the default environment
+ * rounding mode other than to nearest, or flush-to-zero (x86: with
+ * denormals-are-zero; AArch64: FPCR.FZ). pleat promises the bits of the default environment
  * whatever the caller set; test_determinism.c and pleat-check (check.c)
  * check it with these. No test framework: pleat-check runs where there is
  * none (Windows under Wine, the GPU machine). */
@@ -9,7 +9,7 @@
 
 #include "reference.h"
 
-/* How many ways fp_spoil() knows on this machine (3, or 4 on x86). */
+/* How many ways fp_spoil() knows on this machine (3, or 4 on x86 and AArch64). */
 int fp_spoil_modes(void);
 const char *fp_spoil_name(int mode);
 /* Puts the calling thread in spoiled environment `mode`; 0 on success. */

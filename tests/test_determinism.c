@@ -246,10 +246,11 @@ Test(determinism, the_callers_floating_point_environment_does_not_matter)
 /* A job system for the tests (pleat_context_desc.enqueue_tasks). With
  * threads > 0 each stage gets that many threads of its own, started by
  * enqueue and joined by finish, which take ranges of 2 tasks in turn from
- * a shared counter, rounding toward zero (x86: and with FTZ/DAZ on); with
- * threads 0 enqueue runs every task as a range of its own, the last first,
- * and returns NULL. It checks that its callbacks come from the thread that
- * called pleat and that each range gives its thread's environment back.
+ * a shared counter, rounding toward zero and flushing to zero (x86,
+ * AArch64); with threads 0 enqueue runs every task as a range of its own,
+ * the last first, and returns NULL. It checks that its callbacks come from
+ * the thread that called pleat and that each range gives its thread's
+ * environment back.
  * With `spoil`, finish leaves the calling thread rounding upward, as an
  * engine job it ran there might. */
 typedef struct test_jobs {
@@ -269,7 +270,7 @@ typedef struct test_stage {
 } test_stage;
 
 /* The stage threads' environment: every spoiled mode after the first two
- * (tests/fpenv.h), rounding toward zero and (x86) FTZ/DAZ. */
+ * (tests/fpenv.h), rounding toward zero and flushing to zero (x86, AArch64). */
 static void *stage_thread(void *arg)
 {
     test_stage *st = arg;
