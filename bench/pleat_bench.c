@@ -146,7 +146,7 @@ static void usage(FILE *out)
 "  --help           this text\n"
 "\n"
 "What is timed: before each call the scene's start positions are copied into\n"
-"the working array (not timed); CLOCK_MONOTONIC is read just before and after\n"
+"the working array (not timed); a monotonic clock is read just before and after\n"
 "pleat_self_collide; ms/call is the median (with --rounds, the lowest of the\n"
 "rounds' medians), ns/particle = ms/call / n.\n"
 "Contexts are created with desc.profile = 1 and the stage columns\n"

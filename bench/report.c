@@ -2,6 +2,13 @@
 
 #include <inttypes.h>
 
+/* what samples/portable.c times with */
+#ifdef _WIN32
+#define CLOCK_NAME "QueryPerformanceCounter"
+#else
+#define CLOCK_NAME "CLOCK_MONOTONIC"
+#endif
+
 static int first_row;
 
 static void json_string(FILE *out, const char *s)
@@ -50,9 +57,10 @@ void bench_report_begin(FILE *out, int json, const bench_header *h)
         json_string(out, h->cpu_model);
         fprintf(out, ", \"compiler\": ");
         json_string(out, h->compiler);
-        fprintf(out, "},\n  \"timing\": {\"clock\": \"CLOCK_MONOTONIC\", \"statistic\": %s, "
+        fprintf(out, "},\n  \"timing\": {\"clock\": \"%s\", \"statistic\": %s, "
                      "\"rounds\": %d, \"profile\": %s, \"baseline\": %s, \"seed\": %" PRIu64 "},\n",
-                h->rounds > 1 ? "\"lowest median of the rounds\"" : "\"median\"", h->rounds,
+                CLOCK_NAME, h->rounds > 1 ? "\"lowest median of the rounds\"" : "\"median\"",
+                h->rounds,
                 h->profile ? "true" : "false", h->baseline ? "true" : "false", h->seed);
         fprintf(out, "  \"skipped\": [");
         for (int i = 0; i < h->num_skips; ++i) {
@@ -73,7 +81,7 @@ void bench_report_begin(FILE *out, int json, const bench_header *h)
     }
     fprintf(out, "pleat-bench: pleat %s | %s, %d online cores, %s | %s\n", h->pleat_version,
             h->arch, h->online_cores, h->cpu_model, h->compiler);
-    fprintf(out, "ms/call: median over repeats of CLOCK_MONOTONIC around pleat_self_collide "
+    fprintf(out, "ms/call: median over repeats of a monotonic clock around pleat_self_collide "
                  "(start positions re-copied before each call, not timed)\n");
     if (h->rounds > 1)
         fprintf(out, "rounds: every row (and the baseline) timed %d times, rows taking turns; "

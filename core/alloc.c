@@ -40,11 +40,14 @@ static atomic_int contexts;
 #define BLOCK_ALIGN ((size_t)16)
 
 /* The C library's heap. Windows's has no aligned block that free() takes
- * back, so there every block is an _aligned_malloc one. */
+ * back, so there every block is an _aligned_malloc one, aligned to 16 only:
+ * no huge-page advice follows there, and 2 MiB would cost up to 2 MiB more
+ * a block. */
 static void *system_block(size_t bytes, size_t alignment)
 {
 #ifdef _WIN32
-    return _aligned_malloc(bytes, alignment);
+    (void)alignment;
+    return _aligned_malloc(bytes, BLOCK_ALIGN);
 #else
     if (alignment == BLOCK_ALIGN)
         return malloc(bytes);

@@ -152,8 +152,9 @@ static void worker_main(void *p)
     pleat_pool *pool = me->pool;
     int own = (int)(me - pool->seats);
     unsigned long seen = 0;
-    /* a new thread copies its creator's floating-point environment: tasks
-     * run in the default one, as the calling thread's (core/fp.h) */
+    /* a new thread starts in its creator's floating-point environment
+     * (POSIX) or the system's (Windows): tasks run in the default one, as
+     * the calling thread's (core/fp.h) */
     pleat_fp_default();
     for (;;) {
         wait_until(pool, woken, seen, &pool->wake);

@@ -35,8 +35,8 @@ void pleat_thread_join(pleat_thread *t);
 /* Gives the core to another thread that wants it, if any. */
 void pleat_thread_yield(void);
 /* The cores this process may run on (its CPU affinity, so taskset,
- * container cpusets and Windows affinity masks count; on Windows those of
- * the processor group it runs in, at most 64), at least 1. */
+ * container cpusets and Windows affinity masks count; on Windows the mask
+ * covers the processor group it runs in, at most 64 cores), at least 1. */
 int pleat_usable_cores(void);
 
 void pleat_mutex_init(pleat_mutex *m);

@@ -184,7 +184,10 @@ typedef struct pleat_context pleat_context;
  */
 PLEAT_API pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context **out);
 
-/** Destroys a context and joins its threads, if it has any. NULL is fine. */
+/** Destroys a context and joins its threads, if it has any. NULL is fine.
+ *  On Windows, destroy contexts before pleat's DLL is unloaded and not from
+ *  DllMain or a destructor that runs at DLL unload: joining the threads
+ *  there would wait on the loader lock they need to end. */
 PLEAT_API void pleat_context_destroy(pleat_context *ctx);
 
 /** The backend the context runs on (never AUTO); AUTO for a NULL ctx. */

@@ -27,7 +27,9 @@ void portable_setenv(const char *name, const char *value)
 int portable_online_cores(void)
 {
 #ifdef _WIN32
-    DWORD n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+    SYSTEM_INFO info; /* the processors of this process's group */
+    GetSystemInfo(&info);
+    DWORD n = info.dwNumberOfProcessors;
 #else
     long n = sysconf(_SC_NPROCESSORS_ONLN);
 #endif

@@ -8,7 +8,8 @@
  * is NULL. */
 void portable_setenv(const char *name, const char *value);
 
-/* The processors the system has online, at least 1. */
+/* The processors the system has online (Windows: in this process's
+ * processor group), at least 1. */
 int portable_online_cores(void);
 
 /* Sleeps about `us` microseconds (on Windows, at least a millisecond, or a

@@ -40,7 +40,9 @@ endfunction()
 # as `junit` holds it, is the one this machine's pleat-check (NATIVE_CHECK)
 # prints: the same bits there (`label`) and here.
 function(same_bits_as_here junit name label)
-  string(REGEX MATCH "<testcase name=\"${name}\"[^>]*>[ \t\r\n]*<system-out>[^<]*" check "${junit}")
+  string(REPLACE "." "\\." name_regex "${name}")
+  string(REGEX MATCH "<testcase name=\"${name_regex}\"[^>]*>[ \t\r\n]*<system-out>[^<]*" check
+         "${junit}")
   result_hash("${check}" there)
   run(${NATIVE_CHECK})
   result_hash("${out}" here)

@@ -5,6 +5,10 @@
 #include <xmmintrin.h>
 #define FTZ_DAZ 0x8040u /* MXCSR: flush-to-zero, denormals-are-zero */
 #define MXCSR_DEFAULT 0x1f80u
+#define MXCSR_ROUNDING 0x6000u
+/* fegetround() reads the x87 unit (glibc, MinGW), pleat's arithmetic runs
+ * on SSE: a rounding mode is in force when both have it */
+static const unsigned mxcsr_rounding[] = {0x4000u, 0x2000u, 0x6000u};
 #define HAVE_FTZ 1
 static void ftz_on(void)
 {
@@ -66,7 +70,11 @@ int fp_spoiled(int mode)
     if (mode == 3)
         return ftz_in_force();
 #endif
-    return fegetround() == rounding[mode];
+    int kept = fegetround() == rounding[mode];
+#ifdef MXCSR_ROUNDING
+    kept &= (_mm_getcsr() & MXCSR_ROUNDING) == mxcsr_rounding[mode];
+#endif
+    return kept;
 }
 
 void fp_unspoil(void)

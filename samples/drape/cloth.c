@@ -7,7 +7,7 @@
  *   3. ground and sphere contacts,
  * and finally derives the new velocities from how far particles moved. */
 #include "cloth.h"
-#include "timer.h"
+#include "portable.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -260,9 +260,9 @@ static pleat_status self_collide(cloth *c, pleat_context *ctx)
         c->call_ms = t;
         c->call_capacity = cap;
     }
-    double start = timer_now_ms();
+    double start = portable_now_ms();
     pleat_status status = pleat_self_collide(ctx, c->particles, c->count, &params, NULL);
-    c->call_ms[c->num_calls++] = timer_now_ms() - start;
+    c->call_ms[c->num_calls++] = portable_now_ms() - start;
     return status;
 }
 

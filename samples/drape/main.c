@@ -11,7 +11,7 @@
 #include "cloth.h"
 #include "png.h"
 #include "render.h"
-#include "timer.h"
+#include "portable.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -208,7 +208,7 @@ static int simulate(cloth *sheet, run *r, cloth_scene scene, int self_collision,
     snprintf(label, sizeof label, "%s, self-collision %s", cloth_scene_name(scene),
              self_collision ? "on" : "off");
 
-    double start = timer_now_ms();
+    double start = portable_now_ms();
     for (int f = 0; f < r->frames; f++) {
         if (show_progress)
             progress(label, f, r->frames);
@@ -219,7 +219,7 @@ static int simulate(cloth *sheet, run *r, cloth_scene scene, int self_collision,
             return -1;
         }
     }
-    r->seconds = (timer_now_ms() - start) * 1e-3;
+    r->seconds = (portable_now_ms() - start) * 1e-3;
     if (show_progress) {
         progress(label, r->frames, r->frames);
         fprintf(stderr, "\r%*s\r", 80, "");
@@ -417,7 +417,7 @@ int main(int argc, char **argv)
     if (ensure_directory(o.out_dir) != 0)
         return 1;
 
-    double start = timer_now_ms();
+    double start = portable_now_ms();
     pleat_context_desc desc = pleat_default_context_desc();
     desc.backend = o.backend;
     pleat_context *ctx = NULL;
@@ -454,7 +454,7 @@ int main(int argc, char **argv)
     if (failed)
         return 1;
 
-    print_summary(results, (timer_now_ms() - start) * 1e-3);
+    print_summary(results, (portable_now_ms() - start) * 1e-3);
     printf("wrote:");
     for (int k = 0; k < num_files; k++)
         printf(" %s", files[k]);
