@@ -2,26 +2,34 @@
 # DLL, and runs its framework-free tests under Wine: pleat-check per ISA
 # (scalar, sse2, avx2) and the same-bits check between them, the fuzz
 # corpus replays, the thread and pool stress tests (Win32's locks and
-# condition variables, cpu/thread.c), the drape sample's smoke test and a
-# short pleat-bench run; then checks that pleat-check's result hash equals
-# this machine's: the same bits on Linux and Windows. The Criterion suites
+# condition variables, cpu/thread.c), the drape sample's smoke test, a
+# short pleat-bench run and the installed DLL from a C and a C++ project
+# (CMake and pkg-config, tests/consumer); then checks that pleat-check's
+# result hash equals this machine's: the same bits on Linux and Windows. The Criterion suites
 # do not run there (no Criterion for Windows here).
 # Inputs: SOURCE_DIR, WORK_DIR, GENERATOR, NATIVE_CHECK, PLEAT_MINGW_GCC,
 # PLEAT_WINE.
 include(${CMAKE_CURRENT_LIST_DIR}/cross.cmake)
 
-# A Wine prefix of the test's own (made on first use, about 10 s), quiet;
-# stress_threads starts its threads with MinGW's pthreads, whose DLL lies
-# with the compiler's runtime (Z: is Wine's drive for the root folder).
+# A Wine prefix of the test's own (made on first use, about 10 s), quiet.
+# MinGW's run-time DLLs, which stress_threads (pthreads) and the C++
+# consumer (libstdc++) need, are found through WINEPATH (Z: is Wine's drive
+# for the root folder).
 set(ENV{WINEPREFIX} ${WORK_DIR}/wine)
 set(ENV{WINEDEBUG} -all)
-execute_process(COMMAND ${PLEAT_MINGW_GCC} -print-file-name=libwinpthread-1.dll
-                OUTPUT_VARIABLE winpthread OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(NOT IS_ABSOLUTE "${winpthread}" OR NOT EXISTS "${winpthread}")
-  message(FATAL_ERROR "${PLEAT_MINGW_GCC} has no libwinpthread-1.dll (stress_threads needs it)")
-endif()
-get_filename_component(winpthread_dir "${winpthread}" DIRECTORY)
-set(ENV{WINEPATH} "Z:${winpthread_dir}")
+set(runtime_dirs)
+foreach(dll libwinpthread-1.dll libstdc++-6.dll libgcc_s_seh-1.dll)
+  execute_process(COMMAND ${PLEAT_MINGW_GCC} -print-file-name=${dll}
+                  OUTPUT_VARIABLE path OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT IS_ABSOLUTE "${path}" OR NOT EXISTS "${path}")
+    message(FATAL_ERROR "${PLEAT_MINGW_GCC} has no ${dll}")
+  endif()
+  get_filename_component(dir "${path}" DIRECTORY)
+  list(APPEND runtime_dirs "Z:${dir}")
+endforeach()
+list(REMOVE_DUPLICATES runtime_dirs)
+list(JOIN runtime_dirs ";" wine_path)
+set(ENV{WINEPATH} "${wine_path}")
 
 # a shared build puts the DLL and every program in bin/ (CMakeLists.txt)
 cross_build_and_test(x86_64-w64-mingw32.cmake "Windows tests under Wine" junit
@@ -42,5 +50,15 @@ endforeach()
 # pleat-bench: its pairs must match the plain grid's (exit 3 otherwise)
 run(${PLEAT_WINE} ${bin}/pleat-bench.exe --scenes cloud,folded --sizes 4k --threads 1,2 --repeats 3)
 message(STATUS "pleat-bench under Wine:\n${out}")
+
+# The installed DLL, its import library, CMake package and pleat.pc, used
+# by a C and a C++ program as tests/consumer/run.cmake does on Linux.
+find_program(pkg_config NAMES pkg-config pkgconf REQUIRED)
+run(${CMAKE_COMMAND} -DBUILD_DIR=${WORK_DIR} -DSOURCE_DIR=${SOURCE_DIR}/tests/consumer
+    -DWORK_DIR=${WORK_DIR}/consumer -DGENERATOR=${GENERATOR}
+    -DTOOLCHAIN=${SOURCE_DIR}/cmake/x86_64-w64-mingw32.cmake -DC_COMPILER=${PLEAT_MINGW_GCC}
+    -DPKG_CONFIG=${pkg_config} -DEMULATOR=${PLEAT_WINE} -DEXE_SUFFIX=.exe
+    -P ${SOURCE_DIR}/tests/consumer/run.cmake)
+message(STATUS "the installed DLL from CMake and pkg-config projects under Wine:\n${out}")
 
 same_bits_as_here("${junit}" check.scalar "Windows (MinGW-w64, Wine)")

@@ -3,7 +3,10 @@
 # builds and runs its C program once more with the compiler alone and the
 # flags of `pkg-config --static` (the installed pleat.pc), as a Makefile
 # would.
-# Inputs: BUILD_DIR, SOURCE_DIR, WORK_DIR, GENERATOR, C_COMPILER, PKG_CONFIG.
+# Inputs: BUILD_DIR, SOURCE_DIR, WORK_DIR, GENERATOR, C_COMPILER, PKG_CONFIG;
+# for a Windows cross build (tests/windows.cmake) also TOOLCHAIN (its
+# toolchain file, for the consumer project), EMULATOR (what runs its
+# programs) and EXE_SUFFIX (.exe).
 file(REMOVE_RECURSE ${WORK_DIR})
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
@@ -12,11 +15,16 @@ function(run)
   endif()
 endfunction()
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
+if(TOOLCHAIN)
+  set(compiler -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN})
+else()
+  set(compiler -DCMAKE_C_COMPILER=${C_COMPILER})
+endif()
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
-    -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
+    ${compiler} -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-run(${WORK_DIR}/build/consumer_c)
-run(${WORK_DIR}/build/consumer_cpp)
+run(${EMULATOR} ${WORK_DIR}/build/consumer_c${EXE_SUFFIX})
+run(${EMULATOR} ${WORK_DIR}/build/consumer_cpp${EXE_SUFFIX})
 
 function(pkg_config out)
   execute_process(COMMAND ${PKG_CONFIG} ${ARGN} pleat RESULT_VARIABLE rc
@@ -35,9 +43,17 @@ get_filename_component(_pc_dir "${_pc}" DIRECTORY)
 set(ENV{PKG_CONFIG_PATH} ${_pc_dir})
 pkg_config(cflags --cflags)
 pkg_config(libs --static --libs)
-pkg_config(libdir --variable=libdir) # a shared build's library, found at run time
-list(APPEND libs -Wl,-rpath,${libdir})
+# a shared build's library, found at run time: through the rpath, or on
+# Windows as a DLL beside the program
+if(EXE_SUFFIX STREQUAL ".exe")
+  file(GLOB _dlls ${WORK_DIR}/prefix/bin/*.dll)
+  file(COPY ${_dlls} DESTINATION ${WORK_DIR})
+else()
+  pkg_config(libdir --variable=libdir)
+  list(APPEND libs -Wl,-rpath,${libdir})
+endif()
 string(JOIN " " _shown ${cflags} ${libs})
 message(STATUS "pkg-config flags: ${_shown}")
-run(${C_COMPILER} -std=c99 ${cflags} ${SOURCE_DIR}/main.c -o ${WORK_DIR}/consumer_pc ${libs})
-run(${WORK_DIR}/consumer_pc)
+run(${C_COMPILER} -std=c99 ${cflags} ${SOURCE_DIR}/main.c -o ${WORK_DIR}/consumer_pc${EXE_SUFFIX}
+    ${libs})
+run(${EMULATOR} ${WORK_DIR}/consumer_pc${EXE_SUFFIX})
