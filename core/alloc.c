@@ -40,14 +40,11 @@ static atomic_int contexts;
 #define BLOCK_ALIGN ((size_t)16)
 
 /* The C library's heap. Windows's has no aligned block that free() takes
- * back, so there every block is an _aligned_malloc one, aligned to 16 only:
- * no huge-page advice follows there, and 2 MiB would cost up to 2 MiB more
- * a block. */
+ * back, so there every block is an _aligned_malloc one. */
 static void *system_block(size_t bytes, size_t alignment)
 {
 #ifdef _WIN32
-    (void)alignment;
-    return _aligned_malloc(bytes, BLOCK_ALIGN);
+    return _aligned_malloc(bytes, alignment);
 #else
     if (alignment == BLOCK_ALIGN)
         return malloc(bytes);
@@ -138,6 +135,7 @@ void *pleat_malloc(size_t bytes)
 
 void *pleat_malloc_huge(size_t bytes)
 {
+#if defined(MADV_HUGEPAGE)
     if (bytes < PLEAT_HUGE_FROM)
         return pleat_malloc(bytes);
     if (should_fail(bytes))
@@ -145,11 +143,14 @@ void *pleat_malloc_huge(size_t bytes)
     void *block = heap_block(bytes, PLEAT_HUGE_PAGE);
     if (!block)
         return NULL;
-#if defined(MADV_HUGEPAGE)
     /* advice only: where the kernel says no, the pages stay small */
     (void)madvise(block, bytes / PLEAT_HUGE_PAGE * PLEAT_HUGE_PAGE, MADV_HUGEPAGE);
-#endif
     return granted_block(block, bytes);
+#else
+    /* no huge-page advice to align for (Windows: 2 MiB would cost up to
+     * 2 MiB more a block) */
+    return pleat_malloc(bytes);
+#endif
 }
 
 void *pleat_calloc(size_t count, size_t size)

@@ -21,9 +21,10 @@ void *pleat_malloc(size_t bytes);
 void *pleat_calloc(size_t count, size_t size);
 void pleat_free(void *block);
 
-/* pleat_malloc for large scratch: from PLEAT_HUGE_FROM bytes on, the block
- * starts on a 2 MiB boundary and, on Linux, is advised into transparent huge
- * pages (madvise MADV_HUGEPAGE; where THP is off, nothing changes). The
+/* pleat_malloc for large scratch: on Linux, from PLEAT_HUGE_FROM bytes on,
+ * the block starts on a 2 MiB boundary and is advised into transparent huge
+ * pages (madvise MADV_HUGEPAGE; where THP is off, nothing changes); where
+ * there is no such advice (Windows), a plain pleat_malloc block. The
  * sort's scatter, the gather and the sweep touch many pages of such buffers
  * at once, more than the TLB holds in 4 KiB pages (1M and 4M particles:
  * whole call 2-5% faster). Freed with pleat_free. The alignment reserves up

@@ -215,8 +215,8 @@ PLEAT_API pleat_status pleat_context_timings(const pleat_context *ctx, pleat_tim
 
 /** The application's heap, for an engine that tracks or pools its memory.
  *  alloc returns a block of `size` bytes (size >= 1) whose address is a
- *  multiple of `alignment` (16 for most blocks, 2 MiB for scratch buffers
- *  of 4 MiB and more), or NULL, which pleat reports as OUT_OF_MEMORY with
+ *  multiple of `alignment` (16, or on Linux 2 MiB for scratch buffers of
+ *  4 MiB and more), or NULL, which pleat reports as OUT_OF_MEMORY with
  *  the caller's data untouched. On Linux pleat advises those 2 MiB-aligned
  *  blocks into transparent huge pages (madvise MADV_HUGEPAGE), advice that
  *  stays with the pages after the block is freed. free gets back only

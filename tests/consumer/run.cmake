@@ -3,10 +3,10 @@
 # builds and runs its C program once more with the compiler alone and the
 # flags of `pkg-config --static` (the installed pleat.pc), as a Makefile
 # would.
-# Inputs: BUILD_DIR, SOURCE_DIR, WORK_DIR, GENERATOR, C_COMPILER, PKG_CONFIG;
-# for a Windows cross build (tests/windows.cmake) also TOOLCHAIN (its
-# toolchain file, for the consumer project), EMULATOR (what runs its
-# programs) and EXE_SUFFIX (.exe).
+# Inputs: BUILD_DIR, SOURCE_DIR, WORK_DIR, GENERATOR, C_COMPILER, PKG_CONFIG,
+# WINDOWS (true for a Windows pleat), EXE_SUFFIX (.exe there); for a cross
+# build (tests/windows.cmake) also TOOLCHAIN (its toolchain file, for the
+# consumer project) and EMULATOR (what runs its programs).
 file(REMOVE_RECURSE ${WORK_DIR})
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
@@ -45,7 +45,7 @@ pkg_config(cflags --cflags)
 pkg_config(libs --static --libs)
 # a shared build's library, found at run time: through the rpath, or on
 # Windows as a DLL beside the program
-if(EXE_SUFFIX STREQUAL ".exe")
+if(WINDOWS)
   file(GLOB _dlls ${WORK_DIR}/prefix/bin/*.dll)
   file(COPY ${_dlls} DESTINATION ${WORK_DIR})
 else()
