@@ -62,21 +62,6 @@ static void system_free(void *block)
 #endif
 }
 
-/* A zeroed block of count * size bytes (which does not wrap), at least 1;
- * calloc where it exists, for its pages that come zeroed. */
-static void *system_zeroed(size_t count, size_t size)
-{
-#ifdef _WIN32
-    size_t bytes = count * size != 0 ? count * size : 1;
-    void *block = system_block(bytes, BLOCK_ALIGN);
-    if (block)
-        memset(block, 0, bytes);
-    return block;
-#else
-    return calloc(count, size);
-#endif
-}
-
 /* A block of `bytes` (at least 1) on a multiple of `alignment` (BLOCK_ALIGN
  * or PLEAT_HUGE_PAGE). */
 static void *heap_block(size_t bytes, size_t alignment)
@@ -158,8 +143,10 @@ void *pleat_calloc(size_t count, size_t size)
     int wraps = size != 0 && count > SIZE_MAX / size;
     if (should_fail(wraps ? SIZE_MAX : count * size) || wraps)
         return NULL;
-    if (!heap_alloc)
-        return granted_block(system_zeroed(count, size), count * size);
+#ifndef _WIN32
+    if (!heap_alloc) /* calloc's fresh pages come zeroed (Windows: see system_block) */
+        return granted_block(calloc(count, size), count * size);
+#endif
     size_t bytes = count * size != 0 ? count * size : 1; /* the heap is promised >= 1 */
     void *block = heap_block(bytes, BLOCK_ALIGN);
     if (block)
