@@ -330,3 +330,35 @@ pleat_context *reference_context(pleat_backend backend, const char *isa, int thr
     free(saved);
     return *status == PLEAT_OK ? ctx : NULL;
 }
+
+uint32_t *pleat_pairs(pleat_context *ctx, const float *particles, uint32_t count,
+                      const pleat_params *params, size_t *num)
+{
+    size_t total = 0, again = 0;
+    if (pleat_find_pairs(ctx, particles, count, params, NULL, 0, &total) != PLEAT_OK)
+        die("pair count failed");
+    uint32_t *pairs = malloc((total + 1) * 2 * sizeof *pairs);
+    if (!pairs)
+        die("out of memory");
+    if (pleat_find_pairs(ctx, particles, count, params, pairs, total, &again) != PLEAT_OK)
+        die("pair list failed");
+    if (again != total)
+        die("the pair list is not as long as the count said");
+    *num = total;
+    return pairs;
+}
+
+void collide_hashes(pleat_context *ctx, const float *particles, uint32_t count,
+                    const pleat_params *p, int calls, uint64_t *h_collide, uint64_t *h_pairs)
+{
+    size_t num;
+    uint32_t *pairs = pleat_pairs(ctx, particles, count, p, &num);
+    *h_pairs = hash_bytes(pairs, num * 2 * sizeof *pairs);
+    free(pairs);
+    float *work = copy_floats(particles, (size_t)count * 4);
+    for (int c = 0; c < calls; ++c)
+        if (pleat_self_collide(ctx, work, count, p, NULL) != PLEAT_OK)
+            die("self_collide failed");
+    *h_collide = hash_bytes(work, (size_t)count * 4 * sizeof(float));
+    free(work);
+}

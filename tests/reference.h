@@ -64,6 +64,17 @@ uint64_t hash_bytes(const void *data, size_t bytes);
 
 float *copy_floats(const float *src, size_t n);
 
+/* pleat_find_pairs with the size query; returns malloc'd pairs. Aborts
+ * (die) when a call fails or the list is not as long as the count. */
+uint32_t *pleat_pairs(pleat_context *ctx, const float *particles, uint32_t count,
+                      const pleat_params *params, size_t *num);
+
+/* Hashes of the pair list of `particles` and of the particles after `calls`
+ * successive self-collision passes on a copy; aborts (die) when a call
+ * fails. */
+void collide_hashes(pleat_context *ctx, const float *particles, uint32_t count,
+                    const pleat_params *p, int calls, uint64_t *h_collide, uint64_t *h_pairs);
+
 /* A context on `backend` with `threads` CPU threads (0: one per core). isa
  * NULL leaves PLEAT_CPU_ISA as the environment has it; "" creates the context
  * with the library's own choice; a name forces that CPU variant. The

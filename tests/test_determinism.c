@@ -352,7 +352,7 @@ Test(determinism, a_job_system_gives_the_same_bits)
             run(ctx, &s, &p, 2, &got_c, &got_p);
             pleat_context_destroy(ctx);
             int spoiled = fegetround() != FE_TONEAREST;
-            fesetenv(FE_DFL_ENV);
+            fp_unspoil();
             cr_assert(!spoiled, "the caller's environment was not given back");
             cr_assert(got_c == want_c && got_p == want_p,
                       "%s %u, job system of %d threads, cpu_threads %d, spoil %d: other bits",
@@ -389,7 +389,7 @@ Test(determinism, a_job_system_stage_leaves_the_default_environment)
         atomic_init(&runs[t], 0);
     pleat_pool_run(pool, 37, note_task, runs);
     int rounding = fegetround();
-    fesetenv(FE_DFL_ENV);
+    fp_unspoil();
     pleat_pool_destroy(pool);
     for (int t = 0; t < 37; ++t)
         cr_assert_eq(atomic_load(&runs[t]), 1, "task %d: %d", t, atomic_load(&runs[t]));
