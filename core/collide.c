@@ -25,6 +25,14 @@ static pleat_status check_call(const pleat_context *ctx, const float *particles,
     return PLEAT_OK;
 }
 
+/* More indices than particles must repeat one or name one past the array:
+ * BAD_INDEX before any backend reads them or sizes its scratch by them
+ * (after every INVALID_ARGUMENT, as pleat.h orders them). */
+static pleat_status check_subset(uint32_t count, const pleat_params *params)
+{
+    return params->indices && params->num_indices > count ? PLEAT_ERROR_BAD_INDEX : PLEAT_OK;
+}
+
 static pleat_job make_job(const pleat_context *ctx, pleat_job_kind kind, const float *particles,
                           uint32_t count, const pleat_params *params)
 {
@@ -54,6 +62,8 @@ static pleat_status self_collide(pleat_context *ctx, float *particles, uint32_t 
                                  const pleat_params *params, pleat_stats *stats)
 {
     pleat_status s = check_call(ctx, particles, count, params);
+    if (s == PLEAT_OK)
+        s = check_subset(count, params);
     if (s != PLEAT_OK)
         return s;
     pleat_job job = make_job(ctx, PLEAT_JOB_COLLIDE, particles, count, params);
@@ -70,6 +80,8 @@ static pleat_status find_pairs(pleat_context *ctx, const float *particles, uint3
     pleat_status s = check_call(ctx, particles, count, params);
     if (s == PLEAT_OK && !num_pairs)
         s = PLEAT_ERROR_INVALID_ARGUMENT;
+    if (s == PLEAT_OK)
+        s = check_subset(count, params);
     if (s != PLEAT_OK)
         return s;
     pleat_job job = make_job(ctx, pairs ? PLEAT_JOB_LIST_PAIRS : PLEAT_JOB_COUNT_PAIRS,
@@ -87,6 +99,8 @@ static pleat_status self_collide_device(pleat_context *ctx, float *d_particles, 
                                         pleat_stats *stats)
 {
     pleat_status s = check_call(ctx, d_particles, count, params);
+    if (s == PLEAT_OK)
+        s = check_subset(count, params);
     if (s != PLEAT_OK)
         return s;
     if (!ctx->ops->collide_device)

@@ -286,8 +286,8 @@ typedef struct pleat_stats {
  * stats may be NULL; it is written only on success.
  * Errors (arrays untouched): ctx or params NULL, particles NULL with count > 0,
  * distance or stiffness out of range, num_indices > 0 with indices NULL, a
- * negative inverse mass -> INVALID_ARGUMENT; an index >= count or repeated ->
- * BAD_INDEX; NaN/Inf in any of the 4 floats of a taking-part particle or in
+ * negative inverse mass -> INVALID_ARGUMENT; an index >= count or repeated,
+ * or num_indices > count (then no index is read) -> BAD_INDEX; NaN/Inf in any of the 4 floats of a taking-part particle or in
  * the x, y, z of its rest position -> NONFINITE_INPUT; OUT_OF_MEMORY.
  * When several apply, the first of: INVALID_ARGUMENT (pointers and params),
  * BAD_INDEX, NONFINITE_INPUT, INVALID_ARGUMENT (inverse mass).
@@ -327,7 +327,7 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * the call can be captured in a CUDA graph (with stats NULL).
  *
  * The pointer and params checks of pleat_self_collide() are made here and
- * returned at once. The data checks (indices, NaN/Inf, negative inverse mass)
+ * returned at once, num_indices > count (BAD_INDEX) included. The data checks (indices, NaN/Inf, negative inverse mass)
  * run on the device: a bad input leaves d_particles unchanged, and its status
  * is returned when stats is non-NULL (the call then waits for the stream: the
  * one documented sync) or by pleat_context_device_status() afterwards.

@@ -113,6 +113,11 @@ Test(api, device_calls_need_a_cuda_context)
                  PLEAT_ERROR_BACKEND_UNAVAILABLE);
     cr_assert_eq(pleat_context_device_status(ctx), PLEAT_ERROR_BACKEND_UNAVAILABLE);
     cr_assert_eq(pleat_context_device_status(NULL), PLEAT_ERROR_INVALID_ARGUMENT);
+    uint32_t idx[3] = {0, 1, 0}; /* more indices than particles: a host-side check */
+    params.indices = idx;
+    params.num_indices = 3;
+    cr_assert_eq(pleat_self_collide_device(ctx, p, 2, &params, NULL, NULL),
+                 PLEAT_ERROR_BAD_INDEX);
     params.distance = -1.0f; /* params are checked first, on any backend */
     cr_assert_eq(pleat_self_collide_device(ctx, p, 2, &params, NULL, NULL),
                  PLEAT_ERROR_INVALID_ARGUMENT);

@@ -153,3 +153,37 @@ Test(guard, empty_arrays_at_the_guard_page)
         pleat_context_destroy(ctx);
     }
 }
+
+/* More indices than particles: BAD_INDEX before any index is read, so the
+ * ones past the caller's array (here, the guard page) are never touched. */
+Test(guard, more_indices_than_particles)
+{
+    const uint32_t n = 64;
+    hz_scene sc = hz_cloud(n, 5, 0, 1);
+    uint32_t *idx = hz_guard_alloc(n * sizeof *idx, 0);
+    for (uint32_t i = 0; i < n; ++i)
+        idx[i] = i;
+    for (int k = 0; hz_isas[k]; ++k) {
+        pleat_context *ctx = hz_context(hz_isas[k], 2);
+        if (!ctx)
+            continue;
+        pleat_params params = pleat_default_params();
+        params.distance = sc.distance;
+        params.indices = idx;
+        static const uint32_t over[] = {65, 4096, UINT32_MAX};
+        for (size_t o = 0; o < sizeof over / sizeof over[0]; ++o) {
+            params.num_indices = over[o];
+            size_t num = 7;
+            cr_assert_eq(pleat_self_collide(ctx, sc.particles, n, &params, NULL),
+                         PLEAT_ERROR_BAD_INDEX, "%s, %u indices", hz_isas[k], over[o]);
+            cr_assert_eq(pleat_find_pairs(ctx, sc.particles, n, &params, NULL, 0, &num),
+                         PLEAT_ERROR_BAD_INDEX, "%s, %u indices", hz_isas[k], over[o]);
+            cr_assert_eq(num, 7);
+        }
+        params.num_indices = n; /* all of them: valid */
+        cr_assert_eq(pleat_self_collide(ctx, sc.particles, n, &params, NULL), PLEAT_OK);
+        pleat_context_destroy(ctx);
+    }
+    hz_guard_free(idx, n * sizeof *idx, 0);
+    hz_scene_free(&sc);
+}
