@@ -105,9 +105,9 @@ static pleat_status self_collide_device(pleat_context *ctx, float *d_particles, 
         return s;
     if (!ctx->ops->collide_device)
         return PLEAT_ERROR_BACKEND_UNAVAILABLE;
-    pleat_timings t = {0, 0, 0, 0};
     if (!pleat_context_acquire(ctx))
         return PLEAT_ERROR_INVALID_ARGUMENT; /* in use by a concurrent call (pleat.h) */
+    pleat_timings t = ctx->timings; /* kept by a call that is not timed */
     s = ctx->ops->collide_device(ctx->impl, d_particles, count, params, stream, stats,
                                  ctx->profile, &t);
     if (s == PLEAT_OK)

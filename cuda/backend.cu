@@ -113,15 +113,26 @@ static void release(device_buffer *b)
     ok(b->pinned ? cudaFreeHost(b->data) : cudaFree(b->data));
 }
 
+/* Waits until the last call's work is done, before its scratch is freed:
+ * a device-pointer call returns with its kernels still running, and
+ * cudaFree is not documented to wait for them. */
+static pleat_status settle(pleat_cuda *cu)
+{
+    return cu->queued ? status_of(cudaEventSynchronize(cu->done)) : PLEAT_OK;
+}
+
 /* Grow-only, like core/buffer.c; never called while a graph is captured
  * once the sizes have been seen. */
-static pleat_status reserve(device_buffer *b, size_t count, size_t size)
+static pleat_status reserve(pleat_cuda *cu, device_buffer *b, size_t count, size_t size)
 {
     if (size != 0 && count > SIZE_MAX / size)
         return PLEAT_ERROR_OUT_OF_MEMORY;
     size_t bytes = count * size;
     if (bytes <= b->bytes)
         return PLEAT_OK;
+    pleat_status st = settle(cu); /* the old block may still be in use */
+    if (st != PLEAT_OK)
+        return st;
     void *data = NULL;
     cudaError_t e = b->pinned ? cudaMallocHost(&data, bytes) : cudaMalloc(&data, bytes);
     if (e != cudaSuccess)
@@ -176,7 +187,7 @@ static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
         {&cu->temp, 1, cu->temp_bytes},
     };
     for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i) {
-        pleat_status s = reserve(need[i].buf, need[i].count, need[i].size);
+        pleat_status s = reserve(cu, need[i].buf, need[i].count, need[i].size);
         if (s != PLEAT_OK)
             return s;
     }
@@ -325,16 +336,16 @@ static pleat_status copy_in(pleat_cuda *cu, const pleat_job *job, pleat_cuda_fra
 {
     const pleat_params *p = &job->params;
     size_t n_idx = p->indices ? p->num_indices : 0;
-    pleat_status st = reserve(&cu->in_particles, job->count, 4 * sizeof(float));
+    pleat_status st = reserve(cu, &cu->in_particles, job->count, 4 * sizeof(float));
     if (st == PLEAT_OK)
-        st = reserve(&cu->in_indices, n_idx, sizeof(uint32_t));
+        st = reserve(cu, &cu->in_indices, n_idx, sizeof(uint32_t));
     if (st == PLEAT_OK)
-        st = reserve(&cu->in_rest, p->rest_positions ? job->count : 0, 4 * sizeof(float));
+        st = reserve(cu, &cu->in_rest, p->rest_positions ? job->count : 0, 4 * sizeof(float));
     size_t m = p->indices ? p->num_indices : job->count;
     if (st == PLEAT_OK && job->kind == PLEAT_JOB_COLLIDE) {
-        st = reserve(&cu->moved, m, sizeof(pleat_cuda_moved));
+        st = reserve(cu, &cu->moved, m, sizeof(pleat_cuda_moved));
         if (st == PLEAT_OK)
-            st = reserve(&cu->host_moved, m, sizeof(pleat_cuda_moved));
+            st = reserve(cu, &cu->host_moved, m, sizeof(pleat_cuda_moved));
     }
     if (st != PLEAT_OK)
         return st;
@@ -390,9 +401,9 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     size_t temp = 0;
     if ((e = pleat_cuda_sort_pairs_temp_bytes(total, f->pair_shift, &temp)) != cudaSuccess)
         return status_of(e);
-    if ((st = reserve(&cu->list, total, 8)) != PLEAT_OK ||
-        (st = reserve(&cu->list_tmp, total, 8)) != PLEAT_OK ||
-        (st = reserve(&cu->pairs_temp, 1, temp)) != PLEAT_OK)
+    if ((st = reserve(cu, &cu->list, total, 8)) != PLEAT_OK ||
+        (st = reserve(cu, &cu->list_tmp, total, 8)) != PLEAT_OK ||
+        (st = reserve(cu, &cu->pairs_temp, 1, temp)) != PLEAT_OK)
         return st;
     f->mode = PLEAT_CUDA_LIST;
     f->list = (unsigned long long *)cu->list.data;
@@ -492,10 +503,16 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
     if (!scope.ok)
         return status_of(cudaErrorInvalidDevice);
     cudaStream_t s = (cudaStream_t)stream;
+    /* a sync would invalidate the caller's capture: stats cannot be read
+     * while capturing, and a captured call is not timed (the timings stay
+     * those of the call before) */
+    const int captured = capturing(s);
+    if (captured && stats)
+        return PLEAT_ERROR_INVALID_ARGUMENT;
+    profile = profile && !captured;
     pleat_timings unused;
-    memset(timings ? timings : &unused, 0, sizeof unused);
-    /* a sync would invalidate a capture: no stage times while capturing */
-    profile = profile && !capturing(s);
+    if (profile)
+        memset(timings ? timings : &unused, 0, sizeof unused);
     laps l = {profile, profile ? pleat_now_ms() : 0.0, timings ? timings : &unused, s};
     pleat_cuda_frame f = make_frame(d_particles, count, params);
     f.out = d_particles;
@@ -547,6 +564,7 @@ static void cuda_destroy(void *impl)
     if (!cu)
         return;
     device_scope scope(cu->device);
+    settle(cu);
     device_buffer *bufs[] = {&cu->counters,     &cu->device_counters, &cu->grid,
                              &cu->bounds,       &cu->seen,            &cu->keys,
                              &cu->order,        &cu->keys_in,         &cu->order_in,
@@ -598,12 +616,17 @@ extern "C" pleat_status pleat_cuda_create(int device, void **impl, char *describ
     /* now, not at a first call: a call being captured must not allocate */
     pleat_status st = status_of(e);
     if (st == PLEAT_OK)
-        st = reserve(&cu->counters, 1, sizeof(pleat_cuda_counters));
+        st = reserve(cu, &cu->counters, 1, sizeof(pleat_cuda_counters));
     if (st == PLEAT_OK)
-        st = reserve(&cu->device_counters, 1, sizeof(pleat_cuda_counters));
-    /* clear: a captured call sets CHECKS_QUEUED before its graph runs */
+        st = reserve(cu, &cu->device_counters, 1, sizeof(pleat_cuda_counters));
+    /* clear: a captured call sets CHECKS_QUEUED before its graph runs. On
+     * the context's stream, waited for: a plain cudaMemset would go to the
+     * legacy stream, which the calls' non-blocking streams do not wait for */
     if (st == PLEAT_OK)
-        st = status_of(cudaMemset(cu->device_counters.data, 0, sizeof(pleat_cuda_counters)));
+        st = status_of(cudaMemsetAsync(cu->device_counters.data, 0, sizeof(pleat_cuda_counters),
+                                       cu->stream));
+    if (st == PLEAT_OK)
+        st = status_of(cudaStreamSynchronize(cu->stream));
     if (st != PLEAT_OK) {
         cuda_destroy(cu);
         return st;

@@ -25,9 +25,10 @@
  *   same context is running returns PLEAT_ERROR_INVALID_ARGUMENT at once,
  *   without waiting and without touching its arrays, and the running call
  *   is unaffected (a device call holds the context only while it queues its
- *   work). pleat_context_destroy() and pleat_context_timings() must not
- *   overlap a call on the same context. The free functions (pleat_version,
- *   pleat_status_string, pleat_default_*) and pleat_context_backend() /
+ *   work). pleat_context_destroy(), pleat_context_timings() and
+ *   pleat_context_device_status() must not overlap a call on the same
+ *   context. The free functions (pleat_version, pleat_status_string,
+ *   pleat_default_*) and pleat_context_backend() /
  *   pleat_context_describe() are thread-safe.
  * - Results are identical bit for bit whatever the backend, the CPU
  *   instruction set, the thread count or the run, and whatever the caller's
@@ -176,7 +177,9 @@ typedef struct pleat_context pleat_context;
  * -> INVALID_ARGUMENT; PLEAT_BACKEND_CUDA on a build or
  * machine without CUDA, or whose device cannot be used (held by another
  * process in exclusive mode, in an error state) -> BACKEND_UNAVAILABLE, and
- * PLEAT_BACKEND_AUTO then runs on the CPU; OUT_OF_MEMORY. *out is written
+ * PLEAT_BACKEND_AUTO then runs on the CPU; OUT_OF_MEMORY; a CUDA device
+ * that fails while the context sets it up (its stream, its first
+ * allocations) -> DEVICE. *out is written
  * only on success.
  * The environment variable PLEAT_CPU_ISA (scalar, ...) forces the CPU kernel
  * variant; a variant this build or CPU lacks -> BACKEND_UNAVAILABLE. Set but
@@ -207,9 +210,10 @@ typedef struct pleat_timings {
 
 /**
  * Stage times of the context's last successful pleat_self_collide(),
- * pleat_find_pairs() or pleat_self_collide_device() call. Needs a context
- * created with profile set; without it, or before any successful call, every
- * time is 0. ctx or out NULL -> INVALID_ARGUMENT.
+ * pleat_find_pairs() or pleat_self_collide_device() call (a device call
+ * being captured in a CUDA graph is not timed and leaves them). Needs a
+ * context created with profile set; without it, or before any successful
+ * call, every time is 0. ctx or out NULL -> INVALID_ARGUMENT.
  */
 PLEAT_API pleat_status pleat_context_timings(const pleat_context *ctx, pleat_timings *out);
 
@@ -324,22 +328,29 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * device sync, and no allocation once the context has made a call (device or
  * host pointers) with at least as many taking-part particles, at least this
  * count when indices are given, and rest positions when they are given, so
- * the call can be captured in a CUDA graph (with stats NULL).
+ * the call can be captured in a CUDA graph. While stream is being captured
+ * stats must be NULL: reading them needs a sync, which would end the
+ * capture (stats set then -> INVALID_ARGUMENT, nothing queued).
  *
  * The pointer and params checks of pleat_self_collide() are made here and
  * returned at once, num_indices > count (BAD_INDEX) included. The data checks (indices, NaN/Inf, negative inverse mass)
  * run on the device: a bad input leaves d_particles unchanged, and its status
  * is returned when stats is non-NULL (the call then waits for the stream: the
  * one documented sync) or by pleat_context_device_status() afterwards.
- * With profile set in the context desc, each stage is waited for and timed.
+ * With profile set in the context desc, each stage is waited for and timed,
+ * except in a call being captured, which leaves the timings as they were.
  *
  * Calls on one context share its device scratch. A call (device or host
  * pointers) on another stream than the last device-pointer call first makes
  * its stream wait for that call's work, so calls never overlap on the GPU.
- * While a stream is being captured that wait cannot be made: issue every
- * call of a captured graph on the capturing stream, and do not make a larger
- * call on the same context afterwards (it would grow, and free, the scratch
- * the graph uses): give the graph a context of its own. Host-pointer calls
+ * While a stream is being captured that wait cannot be made, nor can pleat
+ * order its later calls after a launch of the graph: issue every call of a
+ * captured graph on the capturing stream; while a launch of the graph may
+ * still run, make device-pointer calls on the context only on the launch's
+ * stream, and no host-pointer call (wait for that stream first); and make
+ * no larger call on it afterwards at all (it would grow, and free, the
+ * scratch the graph uses). A context of the graph's own needs none of
+ * this. Host-pointer calls
  * on a CUDA context copy through pageable memory and may allocate, which a
  * capture in cudaStreamCaptureModeGlobal forbids: while another thread
  * captures in that mode, make none.

@@ -218,7 +218,8 @@ static void pending_error(pleat_context *gpu)
 
 /* One device-pointer call captured on st into a graph, instantiated; NULL
  * (after a failed check) when the capture or the instantiation failed: an
- * allocation or a sync inside the call invalidates the capture. */
+ * allocation or a sync inside the call invalidates the capture. A call
+ * asking for stats first must be refused without a sync. */
 static cudaGraphExec_t capture(pleat_context *gpu, float *d, uint32_t count,
                                const pleat_params *p, cudaStream_t st, const char *name)
 {
@@ -226,6 +227,9 @@ static cudaGraphExec_t capture(pleat_context *gpu, float *d, uint32_t count,
     cudaGraphExec_t exec = NULL;
     expect(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal) == cudaSuccess, "begin capture",
            name);
+    pleat_stats stats;
+    expect(pleat_self_collide_device(gpu, d, count, p, st, &stats) == PLEAT_ERROR_INVALID_ARGUMENT,
+           "stats asked for while capturing", name);
     pleat_status s = pleat_self_collide_device(gpu, d, count, p, st, NULL);
     cudaError_t ce = cudaStreamEndCapture(st, &graph);
     expect(s == PLEAT_OK, "call while capturing", name);
