@@ -33,25 +33,38 @@ static void fill(fixture *f)
     memset(f->pairs, 0xab, sizeof f->pairs);
 }
 
-/* Runs both entry points on f with params p and checks status and bits. */
-static void expect(pleat_status want, fixture *f, uint32_t count, const pleat_params *p,
-                   const char *what)
+/* Runs both entry points (pairs into pairs[capacity]) and checks the
+ * status, and that the bytes of `all`, which hold every array of the call,
+ * stats and num_pairs are not written. */
+static void expect_status(pleat_status want, float *particles, uint32_t count,
+                          const pleat_params *p, uint32_t *pairs, size_t capacity, void *all,
+                          size_t all_bytes, const char *what)
 {
     pleat_context *ctx = cpu_context(2);
-    fixture before = *f;
+    void *before = malloc(all_bytes);
+    cr_assert(before);
+    memcpy(before, all, all_bytes);
     pleat_stats stats = {12345, 678};
-    pleat_status s = pleat_self_collide(ctx, f->particles, count, p, &stats);
+    pleat_status s = pleat_self_collide(ctx, particles, count, p, &stats);
     cr_assert_eq(s, want, "%s: self_collide gave '%s', want '%s'", what, pleat_status_string(s),
                  pleat_status_string(want));
-    cr_assert(memcmp(&before, f, sizeof *f) == 0, "%s: self_collide changed the arrays", what);
+    cr_assert(memcmp(before, all, all_bytes) == 0, "%s: self_collide changed the arrays", what);
     cr_assert(stats.pairs == 12345 && stats.tests == 678, "%s: stats written on error", what);
 
     size_t num = 777;
-    s = pleat_find_pairs(ctx, f->particles, count, p, f->pairs, 64, &num);
+    s = pleat_find_pairs(ctx, particles, count, p, pairs, capacity, &num);
     cr_assert_eq(s, want, "%s: find_pairs gave '%s'", what, pleat_status_string(s));
-    cr_assert(memcmp(&before, f, sizeof *f) == 0, "%s: find_pairs changed the arrays", what);
+    cr_assert(memcmp(before, all, all_bytes) == 0, "%s: find_pairs changed the arrays", what);
     cr_assert_eq(num, 777, "%s: num_pairs written on error", what);
+    free(before);
     pleat_context_destroy(ctx);
+}
+
+/* expect_status() on the fixture's arrays. */
+static void expect(pleat_status want, fixture *f, uint32_t count, const pleat_params *p,
+                   const char *what)
+{
+    expect_status(want, f->particles, count, p, f->pairs, 64, f, sizeof *f, what);
 }
 
 static pleat_params good_params(fixture *f)
@@ -267,6 +280,65 @@ Test(errors, bad_indices)
     fill(&f);
     p.indices = NULL;
     expect(PLEAT_ERROR_INVALID_ARGUMENT, &f, N, &p, "num_indices without indices");
+}
+
+/* The data checks run where nothing can collide too: a distance of 0, a
+ * single particle, a single index. */
+Test(errors, checked_when_nothing_can_collide)
+{
+    fixture f;
+    fill(&f);
+    f.particles[4 * 0 + 2] = NAN;
+    f.particles[4 * 3 + 3] = -1.0f;
+    pleat_params p = good_params(&f);
+    p.distance = 0.0f;
+    expect(PLEAT_ERROR_NONFINITE_INPUT, &f, N, &p, "NaN, distance 0");
+    p = good_params(&f);
+    p.indices = NULL;
+    p.num_indices = 0;
+    expect(PLEAT_ERROR_NONFINITE_INPUT, &f, 1, &p, "NaN in the only particle");
+    p.indices = f.indices;
+    p.num_indices = 1;
+    f.indices[0] = 0;
+    expect(PLEAT_ERROR_NONFINITE_INPUT, &f, N, &p, "NaN in a single index");
+    f.indices[0] = 3;
+    expect(PLEAT_ERROR_INVALID_ARGUMENT, &f, N, &p, "negative mass in a single index");
+    f.indices[0] = 6;
+    expect(PLEAT_ERROR_BAD_INDEX, &f, N, &p, "a single index past the array");
+}
+
+/* The priority holds across the checks' chunks (4096 particles) and
+ * threads: an earlier chunk's lesser problem does not win over a later
+ * chunk's greater one, in particle order and in subset order. */
+Test(errors, priority_across_chunks)
+{
+    enum { COUNT = 3 * 4096 + 5 };
+    float *particles = malloc(4 * sizeof(float) * COUNT);
+    uint32_t *indices = malloc(sizeof(uint32_t) * COUNT);
+    cr_assert(particles && indices);
+    for (uint32_t i = 0; i < COUNT; ++i) {
+        float *q = particles + 4 * (size_t)i;
+        q[0] = 10.0f * (float)i;
+        q[1] = q[2] = 0.0f;
+        q[3] = 1.0f;
+        indices[i] = COUNT - 1 - i;
+    }
+    size_t bytes = 4 * sizeof(float) * COUNT;
+    pleat_params p = pleat_default_params();
+    p.distance = 1.0f;
+    particles[4 * 3 + 3] = -1.0f;                /* negative mass, first chunk */
+    particles[4 * (COUNT - 2) + 1] = INFINITY;   /* Inf, last chunk */
+    expect_status(PLEAT_ERROR_NONFINITE_INPUT, particles, COUNT, &p, NULL, 0, particles, bytes,
+                  "negative mass early, Inf late");
+    p.indices = indices; /* the Inf now comes first, in subset order */
+    p.num_indices = COUNT;
+    expect_status(PLEAT_ERROR_NONFINITE_INPUT, particles, COUNT, &p, NULL, 0, particles, bytes,
+                  "Inf early, negative mass late (subset)");
+    indices[COUNT - 1] = indices[0]; /* a repeat at the very end beats both */
+    expect_status(PLEAT_ERROR_BAD_INDEX, particles, COUNT, &p, NULL, 0, particles, bytes,
+                  "a repeated index after Inf and negative mass");
+    free(indices);
+    free(particles);
 }
 
 /* When several problems apply, the documented priority decides. */
