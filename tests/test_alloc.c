@@ -555,6 +555,60 @@ Test(alloc, an_application_heap_takes_every_block)
     hz_scene_free(&s);
 }
 
+/* Makes a context and checks, before it ends (its end gives its blocks to
+ * the heap in force), that `from` gave it blocks (NULL: not checked) and
+ * `never` none. */
+static void context_heap_is(test_heap *from, test_heap *never)
+{
+    long from0 = from ? atomic_load(&from->blocks) : 0, never0 = atomic_load(&never->blocks);
+    pleat_context *ctx = hz_context("", 2);
+    if (from)
+        cr_assert_gt(atomic_load(&from->blocks), from0, "the context took no block of its heap");
+    cr_assert_eq(atomic_load(&never->blocks), never0, "a block of a heap not in force");
+    pleat_context_destroy(ctx);
+}
+
+/* A refused heap leaves no half of itself behind: an alloc paired with
+ * another heap's free would hand its blocks to the wrong one. */
+Test(alloc, a_half_heap_changes_nothing)
+{
+    test_heap h = {0}, in_force = {0};
+    cr_assert_eq(pleat_set_allocator(heap_alloc, NULL, &h), PLEAT_ERROR_INVALID_ARGUMENT);
+    context_heap_is(NULL, &h);
+    cr_assert_eq(pleat_set_allocator(NULL, heap_free, &h), PLEAT_ERROR_INVALID_ARGUMENT);
+    context_heap_is(NULL, &h);
+    cr_assert_eq(atomic_load(&h.misuse), 0, "the C library's blocks went to the refused heap");
+    /* and with an application heap in force, that one stays */
+    cr_assert_eq(pleat_set_allocator(heap_alloc, heap_free, &in_force), PLEAT_OK);
+    cr_assert_eq(pleat_set_allocator(heap_alloc, NULL, &h), PLEAT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(pleat_set_allocator(NULL, heap_free, &h), PLEAT_ERROR_INVALID_ARGUMENT);
+    context_heap_is(&in_force, &h);
+    cr_assert_eq(pleat_set_allocator(NULL, NULL, NULL), PLEAT_OK);
+    cr_assert_eq(atomic_load(&in_force.live), 0);
+    cr_assert_eq(atomic_load(&in_force.misuse) + atomic_load(&h.misuse), 0);
+}
+
+/* Not while a context exists, installing a heap no more than resetting:
+ * the live context's blocks would be freed into the new one. */
+Test(alloc, no_new_heap_while_a_context_exists)
+{
+    test_heap old = {0}, other = {0};
+    cr_assert_eq(pleat_set_allocator(heap_alloc, heap_free, &old), PLEAT_OK);
+    pleat_context *ctx = hz_context("", 2);
+    cr_assert_eq(pleat_set_allocator(heap_alloc, heap_free, &other), PLEAT_ERROR_INVALID_ARGUMENT);
+    pleat_context_destroy(ctx);
+    cr_assert_eq(atomic_load(&old.live), 0, "the live context's blocks left its heap");
+    context_heap_is(&old, &other); /* the refused heap never came into force */
+    cr_assert_eq(pleat_set_allocator(NULL, NULL, NULL), PLEAT_OK);
+    /* from the C library's heap, with a context alive, to an application's */
+    ctx = hz_context("", 2);
+    cr_assert_eq(pleat_set_allocator(heap_alloc, heap_free, &other), PLEAT_ERROR_INVALID_ARGUMENT);
+    pleat_context_destroy(ctx);
+    context_heap_is(NULL, &other);
+    cr_assert_eq(atomic_load(&old.live), 0);
+    cr_assert_eq(atomic_load(&old.misuse) + atomic_load(&other.misuse), 0);
+}
+
 /* A context that could not be made is not counted as alive: the heap can
  * change after it. */
 static void creation_fails(test_heap *h)

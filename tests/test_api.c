@@ -1,7 +1,9 @@
 /* Version, status strings, defaults and context creation. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "support.h"
 
 #include <criterion/criterion.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,10 +32,23 @@ Test(api, status_strings_never_empty_and_distinct)
     cr_assert(unknown && *unknown);
 }
 
+/* The header's words exactly, not another status's: a caller's log must not
+ * turn a corrupt status into a plausible one. */
+Test(api, unknown_status_string)
+{
+    const int unknown[] = {PLEAT_ERROR_DEVICE + 1, 999, -1};
+    for (size_t k = 0; k < sizeof unknown / sizeof unknown[0]; ++k)
+        cr_assert_str_eq(pleat_status_string((pleat_status)unknown[k]), "unknown pleat status",
+                         "status %d", unknown[k]);
+}
+
 Test(api, defaults)
 {
     pleat_context_desc d = pleat_default_context_desc();
     cr_assert(d.backend == PLEAT_BACKEND_AUTO && d.cpu_threads == 0 && d.cuda_device == 0);
+    cr_assert_eq(d.profile, 0, "profiling costs a clock read per stage: off by default");
+    /* the context's own threads: no job system */
+    cr_assert(!d.enqueue_tasks && !d.finish_tasks && !d.job_context);
     pleat_params p = pleat_default_params();
     cr_assert(p.distance == 0.0f && p.stiffness == 1.0f && !p.indices && p.num_indices == 0 &&
               !p.rest_positions);
@@ -84,6 +99,82 @@ Test(api, context_create_errors)
     d.finish_tasks = uncalled_finish;
     cr_assert_eq(pleat_context_create(&d, &ctx), PLEAT_ERROR_INVALID_ARGUMENT);
     cr_assert_eq(ctx, (pleat_context *)0x1, "*out is written only on success");
+}
+
+/* Creation fails with `want` and leaves *out as it was. */
+static void assert_create_fails(const pleat_context_desc *d, pleat_status want)
+{
+    pleat_context *const sentinel = (pleat_context *)&want;
+    pleat_context *ctx = sentinel;
+    pleat_status s = pleat_context_create(d, &ctx);
+    cr_assert_eq(s, want, "%s", pleat_status_string(s));
+    cr_assert_eq(ctx, sentinel, "*out is written only on success (%s)", pleat_status_string(s));
+}
+
+/* Failures found after the arguments (the backend's own) keep *out too. */
+Test(api, context_create_failures_leave_out)
+{
+    pleat_context_desc d = pleat_default_context_desc();
+    d.backend = PLEAT_BACKEND_CPU;
+    setenv("PLEAT_CPU_ISA", "no-such-isa", 1);
+    assert_create_fails(&d, PLEAT_ERROR_BACKEND_UNAVAILABLE);
+    unsetenv("PLEAT_CPU_ISA");
+    d.cpu_threads = -1;
+    assert_create_fails(&d, PLEAT_ERROR_INVALID_ARGUMENT);
+}
+
+/* The thread count in "cpu <isa>, <n> thread(s)[ of the application's job system]". */
+static int described_threads(const pleat_context *ctx)
+{
+    const char *text = pleat_context_describe(ctx);
+    const char *comma = strstr(text, ", ");
+    int n = -1;
+    cr_assert(comma && sscanf(comma, ", %d thread", &n) == 1, "%s", text);
+    return n;
+}
+
+/* cpu_threads 0, with the context's own threads and a job system's. */
+static int default_threads(int job_system)
+{
+    pleat_context_desc d = pleat_default_context_desc();
+    d.backend = PLEAT_BACKEND_CPU;
+    if (job_system) { /* creation plans for them but calls neither */
+        d.enqueue_tasks = uncalled_enqueue;
+        d.finish_tasks = uncalled_finish;
+    }
+    pleat_context *ctx = NULL;
+    cr_assert_eq(pleat_context_create(&d, &ctx), PLEAT_OK);
+    int n = described_threads(ctx);
+    pleat_context_destroy(ctx);
+    return n;
+}
+
+/* One thread per core, up to the most a context takes. */
+static int threads_for(int cores)
+{
+    return cores < PLEAT_MAX_CPU_THREADS ? cores : PLEAT_MAX_CPU_THREADS;
+}
+
+/* The cores of the process's affinity, not 1 and not every core of the
+ * machine: a process pinned to a few must not start a thread per core. */
+Test(api, default_threads_follow_the_affinity)
+{
+    cpu_set_t set;
+    cr_assert_eq(sched_getaffinity(0, sizeof set, &set), 0);
+    int cores = CPU_COUNT(&set);
+    for (int jobs = 0; jobs <= 1; ++jobs)
+        cr_assert_eq(default_threads(jobs), threads_for(cores), "%d cores%s", cores,
+                     jobs ? ", a job system" : "");
+    if (cores < 2)
+        return;
+    /* one core fewer (this test runs in a process of its own) */
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) {
+            CPU_CLR(c, &set);
+            break;
+        }
+    cr_assert_eq(sched_setaffinity(0, sizeof set, &set), 0);
+    cr_assert_eq(default_threads(0), threads_for(cores - 1), "%d cores", cores - 1);
 }
 
 /* CUDA on a build or machine without it is unavailable, and never a CPU
@@ -163,6 +254,23 @@ Test(api, many_contexts_in_parallel_threads_are_independent)
     pleat_context_destroy(b);
 }
 
+/* A fresh CPU context that times its calls. */
+static pleat_context *profiled_context(void)
+{
+    pleat_context_desc d = pleat_default_context_desc();
+    d.backend = PLEAT_BACKEND_CPU;
+    d.profile = 1;
+    pleat_context *ctx = NULL;
+    cr_assert_eq(pleat_context_create(&d, &ctx), PLEAT_OK);
+    return ctx;
+}
+
+static void assert_every_stage_timed(const pleat_timings *t)
+{
+    cr_assert(t->bounds_keys_ms > 0 && t->sort_ms > 0 && t->sweep_ms > 0 && t->apply_ms > 0,
+              "%g %g %g %g", t->bounds_keys_ms, t->sort_ms, t->sweep_ms, t->apply_ms);
+}
+
 Test(api, stage_timings)
 {
     pleat_timings t;
@@ -170,11 +278,7 @@ Test(api, stage_timings)
     pleat_context *plain = cpu_context(1);
     cr_assert_eq(pleat_context_timings(plain, NULL), PLEAT_ERROR_INVALID_ARGUMENT);
 
-    pleat_context_desc d = pleat_default_context_desc();
-    d.backend = PLEAT_BACKEND_CPU;
-    d.profile = 1;
-    pleat_context *prof = NULL;
-    cr_assert_eq(pleat_context_create(&d, &prof), PLEAT_OK);
+    pleat_context *prof = profiled_context();
     enum { N = 20000 };
     float *pts = malloc(N * 4 * sizeof *pts);
     cr_assert(pts);
@@ -191,8 +295,7 @@ Test(api, stage_timings)
     cr_assert(t.bounds_keys_ms == 0 && t.sort_ms == 0 && t.sweep_ms == 0 && t.apply_ms == 0);
     cr_assert_eq(pleat_self_collide(prof, pts, N, &p, NULL), PLEAT_OK);
     cr_assert_eq(pleat_context_timings(prof, &t), PLEAT_OK);
-    cr_assert(t.bounds_keys_ms > 0 && t.sort_ms > 0 && t.sweep_ms > 0 && t.apply_ms > 0,
-              "%g %g %g %g", t.bounds_keys_ms, t.sort_ms, t.sweep_ms, t.apply_ms);
+    assert_every_stage_timed(&t);
     /* calls that fail, after running their stages or not, keep the last
      * successful call's timings */
     size_t total = 0;
@@ -212,4 +315,23 @@ Test(api, stage_timings)
     free(pts);
     pleat_context_destroy(prof);
     pleat_context_destroy(plain);
+}
+
+/* find_pairs is timed as self_collide is, its apply stage being the writing
+ * of the list: on a fresh context, so no earlier call's times can pass. */
+Test(api, stage_timings_of_a_pair_list)
+{
+    pleat_context *prof = profiled_context();
+    scene s = scene_make(SCENE_CLOUD, 4000, 0, 17);
+    pleat_params p = pleat_default_params();
+    p.distance = s.distance;
+    size_t num = 0;
+    uint32_t *pairs = pleat_pairs(prof, s.particles, s.count, &p, &num); /* count, then list */
+    cr_assert_gt(num, 1000, "a list long enough to take time to write");
+    pleat_timings t;
+    cr_assert_eq(pleat_context_timings(prof, &t), PLEAT_OK);
+    assert_every_stage_timed(&t);
+    free(pairs);
+    scene_free(&s);
+    pleat_context_destroy(prof);
 }
