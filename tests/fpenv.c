@@ -1,11 +1,20 @@
 #include "fpenv.h"
 
 #include <fenv.h>
+
+/* The flags every mode raises. Their FE_ values are their bits in x86's
+ * MXCSR and AArch64's FPSR, which are set directly: raising them by
+ * operations, as feraiseexcept does, would trap in mode FP_TRAPS. pleat
+ * itself raises inexact, and underflow on subnormals. */
+#define RAISED (FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW)
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #define FTZ_DAZ 0x8040u /* MXCSR: flush-to-zero, denormals-are-zero */
 #define MXCSR_DEFAULT 0x1f80u
 #define MXCSR_ROUNDING 0x6000u
+#define MXCSR_MASKS 0x1f80u /* every exception masked */
+#define MXCSR_FLAGS 0x3fu   /* denormal included, which fenv.h does not name */
 /* fegetround() reads the x87 unit (glibc, MinGW), pleat's arithmetic runs
  * on SSE: a rounding mode is in force when both have it */
 static const unsigned mxcsr_rounding[] = {0x4000u, 0x2000u, 0x6000u};
@@ -18,8 +27,37 @@ static int ftz_in_force(void)
 {
     return (_mm_getcsr() & FTZ_DAZ) == FTZ_DAZ;
 }
+int fp_can_trap(void)
+{
+    return 1;
+}
+/* in MXCSR only: pleat's arithmetic runs on SSE */
+static void traps_on(void)
+{
+    _mm_setcsr(_mm_getcsr() & ~MXCSR_MASKS);
+}
+static int traps_in_force(void)
+{
+    return (_mm_getcsr() & MXCSR_MASKS) == 0;
+}
+static void set_flags(void)
+{
+    feclearexcept(FE_ALL_EXCEPT); /* the x87 unit's too */
+    _mm_setcsr((_mm_getcsr() & ~MXCSR_FLAGS) | RAISED);
+}
+static unsigned register_flags(void)
+{
+    return _mm_getcsr() & MXCSR_FLAGS;
+}
+static int default_control(void)
+{
+    return (_mm_getcsr() & ~MXCSR_FLAGS) == MXCSR_DEFAULT;
+}
 #elif defined(__aarch64__)
 #define FPCR_FZ (1ull << 24) /* flush-to-zero, inputs and results */
+#define FPCR_RMODE (3ull << 22)
+#define FPCR_TRAPS 0x9f00ull /* IOE, DZE, OFE, UFE, IXE, IDE */
+#define FPSR_FLAGS 0x9full   /* IOC, DZC, OFC, UFC, IXC, IDC */
 #define HAVE_FTZ 1
 static unsigned long long fpcr(void)
 {
@@ -27,23 +65,82 @@ static unsigned long long fpcr(void)
     __asm__ volatile("mrs %0, fpcr" : "=r"(v));
     return v;
 }
+static void set_fpcr(unsigned long long v)
+{
+    __asm__ volatile("msr fpcr, %0" : : "r"(v));
+}
+static unsigned long long fpsr(void)
+{
+    unsigned long long v;
+    __asm__ volatile("mrs %0, fpsr" : "=r"(v));
+    return v;
+}
 static void ftz_on(void)
 {
-    __asm__ volatile("msr fpcr, %0" : : "r"(fpcr() | FPCR_FZ));
+    set_fpcr(fpcr() | FPCR_FZ);
 }
 static int ftz_in_force(void)
 {
     return (fpcr() & FPCR_FZ) != 0;
 }
+/* Trapping is optional: without it the trap enable bits read as zero. */
+int fp_can_trap(void)
+{
+    unsigned long long was = fpcr();
+    set_fpcr(was | FPCR_TRAPS);
+    int kept = (fpcr() & FPCR_TRAPS) == FPCR_TRAPS;
+    set_fpcr(was);
+    return kept;
+}
+static void traps_on(void)
+{
+    set_fpcr(fpcr() | FPCR_TRAPS);
+}
+static int traps_in_force(void)
+{
+    return (fpcr() & FPCR_TRAPS) == FPCR_TRAPS;
+}
+static void set_flags(void)
+{
+    unsigned long long v = (fpsr() & ~FPSR_FLAGS) | RAISED;
+    __asm__ volatile("msr fpsr, %0" : : "r"(v));
+}
+static unsigned register_flags(void)
+{
+    return (unsigned)(fpsr() & FPSR_FLAGS);
+}
+static int default_control(void)
+{
+    return (fpcr() & (FPCR_RMODE | FPCR_FZ | FPCR_TRAPS)) == 0;
+}
+#else
+int fp_can_trap(void)
+{
+    return 0;
+}
+static void set_flags(void)
+{
+    feclearexcept(FE_ALL_EXCEPT);
+    feraiseexcept(RAISED);
+}
+static unsigned register_flags(void)
+{
+    return (unsigned)fetestexcept(FE_ALL_EXCEPT);
+}
+static int default_control(void)
+{
+    return 1;
+}
 #endif
 
 static const int rounding[] = {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO};
-static const char *const names[] = {"upward", "downward", "toward zero", "flush to zero"};
+static const char *const names[] = {"upward", "downward", "toward zero", "flush to zero",
+                                    "unmasked"};
 
 int fp_spoil_modes(void)
 {
 #ifdef HAVE_FTZ
-    return 4;
+    return 4 + fp_can_trap();
 #else
     return 3;
 #endif
@@ -56,25 +153,41 @@ const char *fp_spoil_name(int mode)
 
 int fp_spoil(int mode)
 {
+    set_flags();
     if (mode < 3)
         return fesetround(rounding[mode]);
 #ifdef HAVE_FTZ
-    ftz_on();
+    if (mode == 3) {
+        ftz_on();
+        return 0;
+    }
+    if (mode == FP_TRAPS && fp_can_trap()) {
+        traps_on();
+        return 0;
+    }
 #endif
-    return 0;
+    return -1;
 }
 
 int fp_spoiled(int mode)
 {
+    int kept = fetestexcept(FE_ALL_EXCEPT) == RAISED && register_flags() == RAISED;
 #ifdef HAVE_FTZ
     if (mode == 3)
-        return ftz_in_force();
+        return kept && ftz_in_force();
+    if (mode == FP_TRAPS)
+        return kept && traps_in_force();
 #endif
-    int kept = fegetround() == rounding[mode];
+    kept &= fegetround() == rounding[mode];
 #ifdef MXCSR_ROUNDING
     kept &= (_mm_getcsr() & MXCSR_ROUNDING) == mxcsr_rounding[mode];
 #endif
     return kept;
+}
+
+int fp_is_default(void)
+{
+    return fegetround() == FE_TONEAREST && default_control();
 }
 
 void fp_unspoil(void)

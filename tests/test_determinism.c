@@ -1,5 +1,6 @@
 /* The same bits for every thread count, every repeat of a call, every
  * floating-point environment and an application's job system. */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "core/buffer.h"
 #include "cpu/cpu.h"
 #include "fpenv.h"
@@ -9,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <fenv.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +215,9 @@ Test(determinism, the_callers_floating_point_environment_does_not_matter)
     scene tiny = fp_subnormal_cloud(20000, pleat_scene_random(&rng));
     scene cloth = scene_make(SCENE_FOLDED, 20000, 1, pleat_scene_random(&rng));
     const scene *scenes[] = {&tiny, &cloth};
+    if (!fp_can_trap())
+        cr_log_warn("this CPU does not trap floating-point exceptions: mode %s not checked",
+                    fp_spoil_name(FP_TRAPS));
     for (int k = 0; k < 2; ++k) {
         const scene *s = scenes[k];
         pleat_params p = pleat_default_params();
@@ -243,21 +248,25 @@ Test(determinism, the_callers_floating_point_environment_does_not_matter)
     scene_free(&tiny);
 }
 
-/* A job system for the tests (pleat_context_desc.enqueue_tasks). With
+/* A job system for the tests (pleat_context_desc.enqueue_tasks). It cuts
+ * each stage into ranges: the first of `first` tasks, the others of
+ * `range` (first 0: as the others; range 0: every task left). With
  * threads > 0 each stage gets that many threads of its own, started by
- * enqueue and joined by finish, which take ranges of 2 tasks in turn from
- * a shared counter, rounding toward zero and flushing to zero (x86,
- * AArch64); with threads 0 enqueue runs every task as a range of its own,
- * the last first, and returns NULL. It checks that its callbacks come from
- * the thread that called pleat and that each range gives its thread's
- * environment back.
+ * enqueue and joined by finish, which take ranges in turn from a shared
+ * counter, in every spoiled environment after the first two (rounding
+ * toward zero, flushing to zero and, where the CPU can, trapping); with
+ * `finish_takes`, finish takes ranges too, on the calling thread, before
+ * it joins them. With threads 0 enqueue runs every range itself, the last
+ * first, and returns NULL. It checks that its callbacks come from the
+ * thread that called pleat, in the default environment, for stages of at
+ * least 2 tasks, and that each range gives its thread's environment back.
  * With `spoil`, finish leaves the calling thread rounding upward, as an
  * engine job it ran there might. */
 typedef struct test_jobs {
-    int threads, spoil;
+    int threads, range, first, finish_takes, spoil;
     pthread_t caller;
-    int enqueues, finishes, wrong_thread;
-    atomic_int env_lost;
+    int enqueues, finishes, wrong_thread, not_default, too_small;
+    atomic_int env_lost, finish_ranges;
 } test_jobs;
 
 typedef struct test_stage {
@@ -265,26 +274,64 @@ typedef struct test_stage {
     pleat_task_range_fn task;
     void *task_context;
     uint32_t count;
-    atomic_uint next;
+    atomic_uint next; /* the next range to take */
+    atomic_int finish_began;
     pthread_t thread[8];
 } test_stage;
 
-/* The stage threads' environment: every spoiled mode after the first two
- * (tests/fpenv.h), rounding toward zero and flushing to zero (x86, AArch64). */
+/* Where range k of a stage of `count` tasks starts (count when past its end). */
+static uint32_t range_start(const test_jobs *jobs, uint32_t k, uint32_t count)
+{
+    uint64_t size = jobs->range ? (uint64_t)jobs->range : count;
+    uint64_t first = jobs->first ? (uint64_t)jobs->first : size;
+    uint64_t at = k == 0 ? 0 : first + (k - 1) * size;
+    return at < count ? (uint32_t)at : count;
+}
+
+/* Runs the next range of the stage; 0 when none is left. */
+static int take_range(test_stage *st)
+{
+    uint32_t k = atomic_fetch_add(&st->next, 1), begin = range_start(st->jobs, k, st->count);
+    if (begin == st->count)
+        return 0;
+    st->task(begin, range_start(st->jobs, k + 1, st->count), st->task_context);
+    return 1;
+}
+
+/* The harshest environment tests/fpenv.h makes: every spoiled mode after
+ * the first two in turn (the last rounding mode wins); all_spoiled() tells
+ * whether it was set and is still in force. */
+static void spoil_all(void)
+{
+    for (int mode = 2; mode < fp_spoil_modes(); ++mode)
+        fp_spoil(mode);
+}
+
+static int all_spoiled(void)
+{
+    int kept = 1;
+    for (int mode = 2; mode < fp_spoil_modes(); ++mode)
+        kept &= fp_spoiled(mode);
+    return kept;
+}
+
 static void *stage_thread(void *arg)
 {
     test_stage *st = arg;
-    for (int mode = 2; mode < fp_spoil_modes(); ++mode)
-        fp_spoil(mode);
-    for (uint32_t begin; (begin = atomic_fetch_add(&st->next, 2)) < st->count;) {
-        st->task(begin, begin + 2 < st->count ? begin + 2 : st->count, st->task_context);
-        int kept = 1;
-        for (int mode = 2; mode < fp_spoil_modes(); ++mode)
-            kept &= fp_spoiled(mode);
-        if (!kept)
+    spoil_all();
+    while (st->jobs->finish_takes && !atomic_load(&st->finish_began))
+        sched_yield(); /* or they might run every range before finish is called */
+    while (take_range(st))
+        if (!all_spoiled())
             atomic_fetch_add(&st->jobs->env_lost, 1);
-    }
     return NULL;
+}
+
+/* What every callback checks: the thread, the environment. */
+static void note_callback(test_jobs *jobs)
+{
+    jobs->wrong_thread |= !pthread_equal(pthread_self(), jobs->caller);
+    jobs->not_default |= !fp_is_default();
 }
 
 static void *test_enqueue(pleat_task_range_fn task, uint32_t count, void *task_context,
@@ -292,10 +339,15 @@ static void *test_enqueue(pleat_task_range_fn task, uint32_t count, void *task_c
 {
     test_jobs *jobs = job_context;
     jobs->enqueues++;
-    jobs->wrong_thread |= !pthread_equal(pthread_self(), jobs->caller);
+    note_callback(jobs);
+    jobs->too_small |= count < 2;
     if (jobs->threads == 0) {
-        for (uint32_t t = count; t-- > 0;)
-            task(t, t + 1, task_context);
+        uint32_t ranges = 0;
+        while (range_start(jobs, ranges, count) < count)
+            ++ranges;
+        while (ranges-- > 0)
+            task(range_start(jobs, ranges, count), range_start(jobs, ranges + 1, count),
+                 task_context);
         return NULL;
     }
     test_stage *st = malloc(sizeof *st);
@@ -305,6 +357,7 @@ static void *test_enqueue(pleat_task_range_fn task, uint32_t count, void *task_c
     st->task_context = task_context;
     st->count = count;
     atomic_init(&st->next, 0);
+    atomic_init(&st->finish_began, 0);
     for (int i = 0; i < jobs->threads; ++i)
         cr_assert_eq(pthread_create(&st->thread[i], NULL, stage_thread, st), 0);
     return st;
@@ -315,7 +368,12 @@ static void test_finish(void *handle, void *job_context)
     test_jobs *jobs = job_context;
     test_stage *st = handle;
     jobs->finishes++;
-    jobs->wrong_thread |= !pthread_equal(pthread_self(), jobs->caller);
+    note_callback(jobs);
+    if (jobs->finish_takes) {
+        atomic_store(&st->finish_began, 1);
+        while (take_range(st))
+            atomic_fetch_add(&jobs->finish_ranges, 1);
+    }
     for (int i = 0; i < jobs->threads; ++i)
         pthread_join(st->thread[i], NULL);
     free(st);
@@ -323,11 +381,35 @@ static void test_finish(void *handle, void *job_context)
         fesetround(FE_UPWARD);
 }
 
+/* Cores this process may run on (its CPU affinity): what cpu_threads 0
+ * plans for. */
+static int usable_cores(void)
+{
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+/* Each job system runs both calls of every thread scene, the caller in the
+ * harshest environment (spoil_all), and must give the bits of the
+ * context's own threads, and the caller's environment back. */
 Test(determinism, a_job_system_gives_the_same_bits)
 {
-    static const struct {
-        int job_threads, cpu_threads, spoil;
-    } setups[] = {{0, 3, 0}, {3, 3, 0}, {2, 8, 0}, {5, 2, 0}, {3, 3, 1}, {3, 1, 0}};
+    static const test_jobs setups[] = {
+        {.threads = 0, .range = 1},                  /* every task alone, the last first */
+        {.threads = 0, .range = 0},                  /* [0, count) at once */
+        {.threads = 0, .range = 3, .first = 1},      /* uneven */
+        {.threads = 3, .range = 2},
+        {.threads = 2, .range = 3, .finish_takes = 1},
+        {.threads = 5, .range = 0, .first = 1, .finish_takes = 1},
+        {.threads = 3, .range = 2, .spoil = 1},
+    };
+    /* and the cpu_threads each plans for: several, more than the job
+     * system's threads, fewer, one per core (0), and 1 */
+    static const int cpu_threads[] = {3, 8, 2, 0, 1};
+    int cores = usable_cores();
+    if (cores < 2)
+        cr_log_warn("1 usable core: cpu_threads 0 cannot be told from 1, whether the "
+                    "job system is used is not checked");
     uint64_t rng = 31;
     for (int i = 0; i < NUM_THREAD_SCENES; ++i) {
         int kind = i % SCENE_KIND_COUNT;
@@ -338,10 +420,12 @@ Test(determinism, a_job_system_gives_the_same_bits)
         run(own, &s, &p, 2, &want_c, &want_p);
         pleat_context_destroy(own);
         for (size_t k = 0; k < sizeof setups / sizeof setups[0]; ++k) {
-            test_jobs jobs = {setups[k].job_threads, setups[k].spoil, pthread_self(), 0, 0, 0, 0};
+            int planned = cpu_threads[(k + (size_t)i) % 5];
+            test_jobs jobs = setups[k];
+            jobs.caller = pthread_self();
             pleat_context_desc d = pleat_default_context_desc();
             d.backend = PLEAT_BACKEND_CPU;
-            d.cpu_threads = setups[k].cpu_threads;
+            d.cpu_threads = planned;
             d.enqueue_tasks = test_enqueue;
             d.finish_tasks = test_finish;
             d.job_context = &jobs;
@@ -349,21 +433,26 @@ Test(determinism, a_job_system_gives_the_same_bits)
             cr_assert_eq(pleat_context_create(&d, &ctx), PLEAT_OK);
             cr_assert(strstr(pleat_context_describe(ctx), "job system"));
             uint64_t got_c, got_p;
+            spoil_all();
             run(ctx, &s, &p, 2, &got_c, &got_p);
-            pleat_context_destroy(ctx);
-            int spoiled = fegetround() != FE_TONEAREST;
+            int kept = all_spoiled();
             fp_unspoil();
-            cr_assert(!spoiled, "the caller's environment was not given back");
+            pleat_context_destroy(ctx);
+            cr_assert(kept, "the caller's environment was not given back");
             cr_assert(got_c == want_c && got_p == want_p,
-                      "%s %u, job system of %d threads, cpu_threads %d, spoil %d: other bits",
-                      scene_name(kind), s.count, setups[k].job_threads, setups[k].cpu_threads,
-                      setups[k].spoil);
-            if (setups[k].cpu_threads == 1) /* everything on the calling thread */
+                      "%s %u, job system %zu, cpu_threads %d: other bits", scene_name(kind),
+                      s.count, k, planned);
+            if (planned == 1) /* everything on the calling thread */
                 cr_assert_eq(jobs.enqueues, 0, "a job system planned for 1 thread was used");
-            else
-                cr_assert_gt(jobs.enqueues, 0, "the job system was not used");
+            else if (planned > 1 || cores > 1) /* 0 on 1 core: see the warning */
+                cr_assert_gt(jobs.enqueues, 0, "the job system was not used (cpu_threads %d)",
+                             planned);
             cr_assert_eq(jobs.finishes, jobs.threads ? jobs.enqueues : 0);
+            if (jobs.finish_takes && jobs.enqueues > 0)
+                cr_assert_gt(atomic_load(&jobs.finish_ranges), 0, "finish never ran a range");
             cr_assert_eq(jobs.wrong_thread, 0, "a callback came from another thread");
+            cr_assert_eq(jobs.not_default, 0, "a callback was called in another environment");
+            cr_assert_eq(jobs.too_small, 0, "a stage of fewer than 2 tasks was enqueued");
             cr_assert_eq(atomic_load(&jobs.env_lost), 0, "a range changed its thread's environment");
         }
         scene_free(&s);
@@ -381,7 +470,7 @@ static void note_task(void *arg, uint32_t task)
 
 Test(determinism, a_job_system_stage_leaves_the_default_environment)
 {
-    test_jobs jobs = {3, 1, pthread_self(), 0, 0, 0, 0};
+    test_jobs jobs = {.threads = 3, .range = 2, .spoil = 1, .caller = pthread_self()};
     pleat_pool *pool = pleat_pool_create_jobs(3, test_enqueue, test_finish, &jobs);
     cr_assert(pool);
     atomic_int runs[37];
