@@ -16,6 +16,12 @@
 # GPU check and racecheck a small benchmark; the failed CUDA calls that the
 # pending-error check makes on purpose are not reported.
 #
+# Where Nsight Systems (nsys) and Nsight Compute (ncu) are found (PROFILE=0
+# skips them), the 1M cloud is profiled: every kernel's and copy's GPU time
+# (nsys.txt), and each kernel's speed-of-light, occupancy and memory
+# figures for one call (ncu.txt): what a tuning session with little device
+# time needs first.
+#
 # Each step has a time limit (STEP_TIMEOUT seconds, default 150), so a hung
 # kernel cannot take the whole session; after a GPU step runs out of time
 # the benchmarks are skipped. Logs go to $OUT when set (the device tool
@@ -87,7 +93,30 @@ if ! hung "$cuda_rc" && ! hung "$check_rc"; then
     2>&1 | tee "$logs/bench-stages.txt"
 fi
 
-sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+# a CUDA tool on PATH or in the toolkit's bin
+tool() { command -v "$1" || ls "/usr/local/cuda/bin/$1" 2>/dev/null; }
+
+: >"$logs/nsys.txt"
+: >"$logs/ncu.txt"
+nsys=$(tool nsys)
+ncu=$(tool ncu)
+bench_1m=("$build/bench/pleat-bench" --backend cuda --no-profile --no-baseline --scenes cloud
+  --sizes 1m)
+if [[ ${PROFILE:-1} == 0 ]] || hung "$cuda_rc" || hung "$check_rc"; then
+  echo "skipped: PROFILE=${PROFILE:-1}, GPU check exit $cuda_rc" | tee "$logs/nsys.txt" >"$logs/ncu.txt"
+else
+  step "profiles of the 1M cloud: ${nsys:-no nsys}, ${ncu:-no ncu}"
+  # the report itself stays in the build folder: only its tables come back
+  [[ -n $nsys ]] && run "$nsys" profile --trace=cuda --stats=true --force-overwrite=true \
+    -o "$build/nsys-1m" "${bench_1m[@]}" --repeats 5 >"$logs/nsys.txt" 2>&1
+  # one call's kernels, after the warm-up call's (a call launches about 15)
+  [[ -n $ncu ]] && run "$ncu" --launch-skip 30 --launch-count 15 --section SpeedOfLight \
+    --section Occupancy --section MemoryWorkloadAnalysis "${bench_1m[@]}" --repeats 3 \
+    >"$logs/ncu.txt" 2>&1
+  grep -A 20 "cuda_gpu_kern_sum" "$logs/nsys.txt" | head -24
+fi
+
+sanitizer=$(tool compute-sanitizer)
 san_rc=0
 if [[ ${SANITIZE:-1} == 0 || -z $sanitizer ]]; then
   echo "skipped: ${sanitizer:-no compute-sanitizer}, SANITIZE=${SANITIZE:-1}" >"$logs/sanitizers.txt"
@@ -117,4 +146,5 @@ same=0
 echo "same result hash: $same"
 echo "sanitizers: $(grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|skipped" "$logs/sanitizers.txt" | tr -s ' =' ' ' | paste -sd';') (exit $san_rc)"
 grep -E "^(cloud|folded) " "$logs/bench.txt"
+echo "profiles: nsys.txt $(wc -l <"$logs/nsys.txt") lines, ncu.txt $(wc -l <"$logs/ncu.txt") lines"
 [[ $cuda_rc == 0 && $check_rc == 0 && $same == 1 && $san_rc == 0 ]]
