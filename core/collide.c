@@ -7,10 +7,14 @@
 #include <float.h>
 #include <math.h>
 
+/* The checks made before a backend sees the call: every INVALID_ARGUMENT
+ * (outputs_ok: the entry point's own output pointers are valid), then more
+ * indices than particles, which must repeat one or name one past the array:
+ * BAD_INDEX before any backend reads them or sizes its scratch by them. */
 static pleat_status check_call(const pleat_context *ctx, const float *particles, uint32_t count,
-                               const pleat_params *params)
+                               const pleat_params *params, int outputs_ok)
 {
-    if (!ctx || !params || (!particles && count > 0))
+    if (!ctx || !params || (!particles && count > 0) || !outputs_ok)
         return PLEAT_ERROR_INVALID_ARGUMENT;
     float d = params->distance, s = params->stiffness;
     /* the narrow phase compares squared lengths with d * d: it must be
@@ -22,15 +26,9 @@ static pleat_status check_call(const pleat_context *ctx, const float *particles,
         return PLEAT_ERROR_INVALID_ARGUMENT;
     if (params->num_indices > 0 && !params->indices)
         return PLEAT_ERROR_INVALID_ARGUMENT;
+    if (params->indices && params->num_indices > count)
+        return PLEAT_ERROR_BAD_INDEX;
     return PLEAT_OK;
-}
-
-/* More indices than particles must repeat one or name one past the array:
- * BAD_INDEX before any backend reads them or sizes its scratch by them
- * (after every INVALID_ARGUMENT, as pleat.h orders them). */
-static pleat_status check_subset(uint32_t count, const pleat_params *params)
-{
-    return params->indices && params->num_indices > count ? PLEAT_ERROR_BAD_INDEX : PLEAT_OK;
 }
 
 static pleat_job make_job(const pleat_context *ctx, pleat_job_kind kind, const float *particles,
@@ -61,9 +59,7 @@ static pleat_status run(pleat_context *ctx, pleat_job *job)
 static pleat_status self_collide(pleat_context *ctx, float *particles, uint32_t count,
                                  const pleat_params *params, pleat_stats *stats)
 {
-    pleat_status s = check_call(ctx, particles, count, params);
-    if (s == PLEAT_OK)
-        s = check_subset(count, params);
+    pleat_status s = check_call(ctx, particles, count, params, 1);
     if (s != PLEAT_OK)
         return s;
     pleat_job job = make_job(ctx, PLEAT_JOB_COLLIDE, particles, count, params);
@@ -77,11 +73,7 @@ static pleat_status find_pairs(pleat_context *ctx, const float *particles, uint3
                                const pleat_params *params, uint32_t *pairs, size_t capacity,
                                size_t *num_pairs)
 {
-    pleat_status s = check_call(ctx, particles, count, params);
-    if (s == PLEAT_OK && !num_pairs)
-        s = PLEAT_ERROR_INVALID_ARGUMENT;
-    if (s == PLEAT_OK)
-        s = check_subset(count, params);
+    pleat_status s = check_call(ctx, particles, count, params, num_pairs != NULL);
     if (s != PLEAT_OK)
         return s;
     pleat_job job = make_job(ctx, pairs ? PLEAT_JOB_LIST_PAIRS : PLEAT_JOB_COUNT_PAIRS,
@@ -98,9 +90,7 @@ static pleat_status self_collide_device(pleat_context *ctx, float *d_particles, 
                                         const pleat_params *params, void *stream,
                                         pleat_stats *stats)
 {
-    pleat_status s = check_call(ctx, d_particles, count, params);
-    if (s == PLEAT_OK)
-        s = check_subset(count, params);
+    pleat_status s = check_call(ctx, d_particles, count, params, 1);
     if (s != PLEAT_OK)
         return s;
     if (!ctx->ops->collide_device)

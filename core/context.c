@@ -1,6 +1,7 @@
 /* Context life cycle, defaults, version and status strings. */
 #include "context.h"
 #include "alloc.h"
+#include "fp.h"
 #include "cpu/cpu.h"
 #include "cpu/thread.h"
 #ifdef PLEAT_HAVE_CUDA
@@ -59,7 +60,7 @@ static int usable_cores(void)
     return n > PLEAT_MAX_CPU_THREADS ? PLEAT_MAX_CPU_THREADS : n;
 }
 
-pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context **out)
+static pleat_status create(const pleat_context_desc *desc, pleat_context **out)
 {
     pleat_context_desc d = desc ? *desc : pleat_default_context_desc();
     if (!out || d.cpu_threads < 0 || d.cpu_threads > PLEAT_MAX_CPU_THREADS || d.cuda_device < 0 ||
@@ -100,13 +101,28 @@ pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context 
     return PLEAT_OK;
 }
 
+/* In the default floating-point environment, as the calls: a caller with
+ * exceptions unmasked must not trap in what the CUDA runtime computes at
+ * start-up, and the context's threads start in that environment. */
+pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context **out)
+{
+    pleat_fp_env env;
+    pleat_fp_enter(&env);
+    pleat_status s = create(desc, out);
+    pleat_fp_leave(&env);
+    return s;
+}
+
 void pleat_context_destroy(pleat_context *ctx)
 {
     if (!ctx)
         return;
+    pleat_fp_env env;
+    pleat_fp_enter(&env);
     ctx->ops->destroy(ctx->impl);
     pleat_free(ctx);
     pleat_alloc_context_gone();
+    pleat_fp_leave(&env);
 }
 
 pleat_backend pleat_context_backend(const pleat_context *ctx)

@@ -36,6 +36,7 @@
  *   and pleat_self_collide_device() compute in the default one (round to
  *   nearest, no flush-to-zero or denormals-are-zero, exceptions masked) and
  *   give the caller's back, exception flags included, when they return.
+ *   pleat_context_create() and pleat_context_destroy() run in it too.
  *
  * C99 and C++ compatible.
  */
@@ -188,7 +189,8 @@ typedef struct pleat_context pleat_context;
 PLEAT_API pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context **out);
 
 /** Destroys a context and joins its threads, if it has any. NULL is fine.
- *  On Windows, destroy contexts before pleat's DLL is unloaded and not from
+ *  A CUDA context first waits for its last call's work, except work in CUDA
+ *  graphs (see pleat_self_collide_device()). On Windows, destroy contexts before pleat's DLL is unloaded and not from
  *  DllMain or a destructor that runs at DLL unload: joining the threads
  *  there would wait on the loader lock they need to end. */
 PLEAT_API void pleat_context_destroy(pleat_context *ctx);
@@ -291,8 +293,9 @@ typedef struct pleat_stats {
  * Errors (arrays untouched): ctx or params NULL, particles NULL with count > 0,
  * distance or stiffness out of range, num_indices > 0 with indices NULL, a
  * negative inverse mass -> INVALID_ARGUMENT; an index >= count or repeated,
- * or num_indices > count (then no index is read) -> BAD_INDEX; NaN/Inf in any of the 4 floats of a taking-part particle or in
- * the x, y, z of its rest position -> NONFINITE_INPUT; OUT_OF_MEMORY.
+ * or num_indices > count (then no index is read) -> BAD_INDEX; NaN/Inf in
+ * any of the 4 floats of a taking-part particle or in the x, y, z of its
+ * rest position -> NONFINITE_INPUT; OUT_OF_MEMORY.
  * When several apply, the first of: INVALID_ARGUMENT (pointers and params),
  * BAD_INDEX, NONFINITE_INPUT, INVALID_ARGUMENT (inverse mass).
  */
@@ -333,10 +336,11 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * capture (stats set then -> INVALID_ARGUMENT, nothing queued).
  *
  * The pointer and params checks of pleat_self_collide() are made here and
- * returned at once, num_indices > count (BAD_INDEX) included. The data checks (indices, NaN/Inf, negative inverse mass)
- * run on the device: a bad input leaves d_particles unchanged, and its status
- * is returned when stats is non-NULL (the call then waits for the stream: the
- * one documented sync) or by pleat_context_device_status() afterwards.
+ * returned at once, num_indices > count (BAD_INDEX) included. The data
+ * checks (indices, NaN/Inf, negative inverse mass) run on the device: a bad
+ * input leaves d_particles unchanged, and its status is returned when stats
+ * is non-NULL (the call then waits for the stream: the one documented sync)
+ * or by pleat_context_device_status() afterwards.
  * With profile set in the context desc, each stage is waited for and timed,
  * except in a call being captured, which leaves the timings as they were.
  *
@@ -344,16 +348,18 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * pointers) on another stream than the last device-pointer call first makes
  * its stream wait for that call's work, so calls never overlap on the GPU.
  * While a stream is being captured that wait cannot be made, nor can pleat
- * order its later calls after a launch of the graph: issue every call of a
- * captured graph on the capturing stream; while a launch of the graph may
- * still run, make device-pointer calls on the context only on the launch's
- * stream, and no host-pointer call (wait for that stream first); and make
- * no larger call on it afterwards at all (it would grow, and free, the
- * scratch the graph uses). A context of the graph's own needs none of
- * this. Host-pointer calls
- * on a CUDA context copy through pageable memory and may allocate, which a
- * capture in cudaStreamCaptureModeGlobal forbids: while another thread
- * captures in that mode, make none.
+ * order its later calls after a launch of the graph, so:
+ * - issue every call of a captured graph on the capturing stream (not on
+ *   streams forked from it);
+ * - while a launch of the graph may still run, make device-pointer calls on
+ *   the context only on the launch's stream, make no host-pointer call, and
+ *   do not destroy the context (wait for that stream first);
+ * - make no larger call on the context afterwards (it would grow, and free,
+ *   the scratch the graph uses), and launch no graph of it once the context
+ *   is destroyed.
+ * Host-pointer calls on a CUDA context copy through pageable memory and may
+ * allocate, which a capture in cudaStreamCaptureModeGlobal forbids: while
+ * another thread captures in that mode, make none.
  *
  * CUDA errors: pleat returns its own through the status and leaves none of
  * them in cudaGetLastError(). An error the application left there (not yet

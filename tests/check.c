@@ -103,7 +103,9 @@ static uint64_t check_scene(pleat_context *ctx, pleat_context *ctx3, const scene
 }
 
 /* A trap where pleat should have masked it: a failure with a message, not
- * a bare crash that loses what stdout (a pipe under CTest) still holds. */
+ * a bare crash that loses what stdout (a pipe under CTest) still holds.
+ * stdio is not async-signal-safe in general; here the signal comes from
+ * pleat's arithmetic, never from inside stdio. */
 static void trapped(int sig)
 {
     (void)sig;
@@ -112,18 +114,17 @@ static void trapped(int sig)
     _Exit(1);
 }
 
-/* A context of `threads` for spoiled mode `mode`, which is in force when it
- * returns. The context is made in that mode, so that the CPU's worker
- * threads start in it, except CUDA's in mode FP_TRAPS: the promise is the
- * calls', and CUDA's start-up may compute. Then the mode is set again, as
- * making a context may raise flags. */
-static pleat_context *spoiled_context(pleat_backend backend, int threads, int mode)
+/* A context of `threads` made in spoiled mode `mode` (pleat.h: creation
+ * runs in the default environment whatever the caller's, so CUDA's start-up
+ * must not trap either), which must give the mode back. */
+static pleat_context *spoiled_context(pleat_backend backend, int threads, int mode,
+                                      const char *name)
 {
-    if (!(backend == PLEAT_BACKEND_CUDA && mode == FP_TRAPS) && fp_spoil(mode) != 0)
-        die("cannot set the floating-point environment");
-    pleat_context *ctx = make_context(backend, threads);
     if (fp_spoil(mode) != 0)
         die("cannot set the floating-point environment");
+    pleat_context *ctx = make_context(backend, threads);
+    if (!fp_spoiled(mode))
+        fail(name, "creating a context did not give the environment back");
     return ctx;
 }
 
@@ -156,7 +157,7 @@ static void check_environments(pleat_backend backend, pleat_context *plain)
                 char name[64];
                 snprintf(name, sizeof name, "environment/%s/%d threads", fp_spoil_name(mode),
                          threads);
-                pleat_context *ctx = spoiled_context(backend, threads, mode);
+                pleat_context *ctx = spoiled_context(backend, threads, mode, name);
                 uint64_t got_c, got_p;
                 collide_hashes(ctx, sc->particles, sc->count, &p, 1, &got_c, &got_p);
                 int kept = fp_spoiled(mode);
