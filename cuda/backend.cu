@@ -121,7 +121,7 @@ static pleat_status settle(pleat_cuda *cu)
     return cu->queued ? status_of(cudaEventSynchronize(cu->done)) : PLEAT_OK;
 }
 
-/* Grow-only, like core/buffer.c; never called while a graph is captured
+/* Grow-only, like core/buffer.c; never grows while a graph is captured
  * once the sizes have been seen. */
 static pleat_status reserve(pleat_cuda *cu, device_buffer *b, size_t count, size_t size)
 {
@@ -130,7 +130,7 @@ static pleat_status reserve(pleat_cuda *cu, device_buffer *b, size_t count, size
     size_t bytes = count * size;
     if (bytes <= b->bytes)
         return PLEAT_OK;
-    pleat_status st = settle(cu); /* the old block may still be in use */
+    pleat_status st = b->data ? settle(cu) : PLEAT_OK; /* the old block may be in use */
     if (st != PLEAT_OK)
         return st;
     void *data = NULL;

@@ -10,10 +10,10 @@
  * inputs through the device API: the status comes back with the stats, and
  * the device buffer is left as it was. Then an error the application left
  * pending in the CUDA runtime: calls refuse to run on it and leave it
- * there. Then the asynchronous path (own
- * stream, a CUDA graph), which call the device status reports, and two
- * contexts correcting disjoint subsets of one host array from two threads at
- * once.
+ * there. Then the asynchronous path (own stream, a CUDA graph), which call
+ * the device status reports, the timings of a captured call, and two
+ * contexts correcting disjoint subsets of one host array from two threads
+ * at once.
  */
 #include "reference.h"
 #include "scenes.h"
@@ -398,6 +398,49 @@ static void status_rules(pleat_context *cpu)
     pleat_context_destroy(gpu);
 }
 
+/* On a profiled context: a fresh context's device status is OK (its
+ * counters are cleared at creation), a device call is timed, and a captured
+ * one is not (a sync would end the capture): it leaves the timings as they
+ * were. */
+static void capture_and_timings(void)
+{
+    const char *name = "capture and timings";
+    pleat_context_desc desc = pleat_default_context_desc();
+    desc.backend = PLEAT_BACKEND_CUDA;
+    desc.profile = 1;
+    pleat_context *gpu = NULL;
+    if (pleat_context_create(&desc, &gpu) != PLEAT_OK)
+        die("a profiled CUDA context");
+    expect(pleat_context_device_status(gpu) == PLEAT_OK, "status of a fresh context", name);
+    scene sc = scene_make(SCENE_CLOUD, 30000, 0, 5);
+    size_t bytes = (size_t)sc.count * 4 * sizeof(float);
+    float *d = to_device(sc.particles, bytes);
+    pleat_params p = pleat_default_params();
+    p.distance = sc.distance;
+    expect(pleat_self_collide_device(gpu, d, sc.count, &p, NULL, NULL) == PLEAT_OK, "timed call",
+           name);
+    pleat_timings timed, after;
+    expect(pleat_context_timings(gpu, &timed) == PLEAT_OK && timed.sweep_ms > 0,
+           "a device call was not timed", name);
+    cudaStream_t st;
+    if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess)
+        die("cudaStreamCreate");
+    cudaGraphExec_t exec = capture(gpu, d, sc.count, &p, st, name);
+    expect(pleat_context_timings(gpu, &after) == PLEAT_OK &&
+               memcmp(&timed, &after, sizeof timed) == 0,
+           "a captured call changed the timings", name);
+    if (exec) {
+        expect(cudaGraphLaunch(exec, st) == cudaSuccess && cudaStreamSynchronize(st) == cudaSuccess,
+               "graph launch", name);
+        cudaGraphExecDestroy(exec);
+    }
+    printf("%-24s %s\n", name, "done");
+    cudaStreamDestroy(st);
+    cudaFree(d);
+    scene_free(&sc);
+    pleat_context_destroy(gpu);
+}
+
 /* Two CUDA contexts on two threads correct the even and the odd particles of
  * one host array at the same time: the result must be the CPU's, run one
  * subset after the other (a context that wrote back particles it did not
@@ -449,6 +492,7 @@ int main(void)
     pending_error(gpu);
     async_and_graph(cpu, gpu);
     status_rules(cpu);
+    capture_and_timings();
     shared_array(cpu);
     pleat_context_destroy(cpu);
     pleat_context_destroy(gpu);
