@@ -15,6 +15,7 @@
 #define MXCSR_ROUNDING 0x6000u
 #define MXCSR_MASKS 0x1f80u /* every exception masked */
 #define MXCSR_FLAGS 0x3fu   /* denormal included, which fenv.h does not name */
+_Static_assert(RAISED == 0x0d, "fenv.h's flags are not MXCSR's bits (IE 1, ZE 4, OE 8)");
 /* fegetround() reads the x87 unit (glibc, MinGW), pleat's arithmetic runs
  * on SSE: a rounding mode is in force when both have it */
 static const unsigned mxcsr_rounding[] = {0x4000u, 0x2000u, 0x6000u};
@@ -58,6 +59,7 @@ static int default_control(void)
 #define FPCR_RMODE (3ull << 22)
 #define FPCR_TRAPS 0x9f00ull /* IOE, DZE, OFE, UFE, IXE, IDE */
 #define FPSR_FLAGS 0x9full   /* IOC, DZC, OFC, UFC, IXC, IDC */
+_Static_assert(RAISED == 0x7, "fenv.h's flags are not FPSR's bits (IOC 1, DZC 2, OFC 4)");
 #define HAVE_FTZ 1
 static unsigned long long fpcr(void)
 {

@@ -370,9 +370,13 @@ static void test_finish(void *handle, void *job_context)
     jobs->finishes++;
     note_callback(jobs);
     if (jobs->finish_takes) {
+        /* the first range is finish's for sure; then the threads join in */
+        int took = take_range(st);
         atomic_store(&st->finish_began, 1);
-        while (take_range(st))
+        while (took) {
             atomic_fetch_add(&jobs->finish_ranges, 1);
+            took = take_range(st);
+        }
     }
     for (int i = 0; i < jobs->threads; ++i)
         pthread_join(st->thread[i], NULL);

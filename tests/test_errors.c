@@ -330,10 +330,16 @@ Test(errors, priority_across_chunks)
     particles[4 * (COUNT - 2) + 1] = INFINITY;   /* Inf, last chunk */
     expect_status(PLEAT_ERROR_NONFINITE_INPUT, particles, COUNT, &p, NULL, 0, particles, bytes,
                   "negative mass early, Inf late");
-    p.indices = indices; /* the Inf now comes first, in subset order */
+    /* swapped, so that in subset order (reversed) the negative mass again
+     * comes in the first chunk and the Inf in the last */
+    particles[4 * 3 + 3] = 1.0f;
+    particles[4 * (COUNT - 2) + 1] = 0.0f;
+    particles[4 * (COUNT - 2) + 3] = -1.0f;
+    particles[4 * 3 + 1] = INFINITY;
+    p.indices = indices;
     p.num_indices = COUNT;
     expect_status(PLEAT_ERROR_NONFINITE_INPUT, particles, COUNT, &p, NULL, 0, particles, bytes,
-                  "Inf early, negative mass late (subset)");
+                  "negative mass early, Inf late (subset order)");
     indices[COUNT - 1] = indices[0]; /* a repeat at the very end beats both */
     expect_status(PLEAT_ERROR_BAD_INDEX, particles, COUNT, &p, NULL, 0, particles, bytes,
                   "a repeated index after Inf and negative mass");
