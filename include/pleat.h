@@ -190,9 +190,10 @@ PLEAT_API pleat_status pleat_context_create(const pleat_context_desc *desc, plea
 
 /** Destroys a context and joins its threads, if it has any. NULL is fine.
  *  A CUDA context first waits for its last call's work, except work in CUDA
- *  graphs (see pleat_self_collide_device()). On Windows, destroy contexts before pleat's DLL is unloaded and not from
- *  DllMain or a destructor that runs at DLL unload: joining the threads
- *  there would wait on the loader lock they need to end. */
+ *  graphs (see pleat_self_collide_device()). On Windows, destroy contexts
+ *  before pleat's DLL is unloaded and not from DllMain or a destructor that
+ *  runs at DLL unload: joining the threads there would wait on the loader
+ *  lock they need to end. */
 PLEAT_API void pleat_context_destroy(pleat_context *ctx);
 
 /** The backend the context runs on (never AUTO); AUTO for a NULL ctx. */
