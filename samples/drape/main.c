@@ -72,7 +72,8 @@ static void usage(FILE *f)
             "\n"
             "Writes DIR/drape-SCENE.png, the final frames side by side (left: with\n"
             "self-collision, right: without), DIR/drape-SCENE.obj, the final mesh (with\n"
-            "self-collision when it ran), and DIR/drape.png, both scenes in one picture.\n"
+            "self-collision when it ran), and with both scenes DIR/drape.png, both in one\n"
+            "picture.\n"
             "Exit status: 0 done, 1 a run or a file failed, 2 a bad command line.\n",
             MIN_RES, MAX_RES, cloth_scene_default_frames(CLOTH_SCENE_SPHERE),
             cloth_scene_default_frames(CLOTH_SCENE_PILE));
