@@ -251,11 +251,12 @@ static int capturing(cudaStream_t s)
 
 /* Calls share the context's scratch: a call on stream s first waits for the
  * work the last device-pointer call queued, which may be on another stream
- * and still running. Not while s is being captured (a graph cannot wait on
- * an event recorded outside it): then the calls must share the stream. */
-static pleat_status order_after_last(pleat_cuda *cu, cudaStream_t s)
+ * and still running. Not while s is being captured (`captured`, asked once
+ * per call; a graph cannot wait on an event recorded outside it): then the
+ * calls must share the stream. The context's own stream is never captured. */
+static pleat_status order_after_last(pleat_cuda *cu, cudaStream_t s, int captured)
 {
-    if (cu->queued && !capturing(s))
+    if (cu->queued && !captured)
         return status_of(cudaStreamWaitEvent(s, cu->done, 0));
     return PLEAT_OK;
 }
@@ -264,9 +265,9 @@ static pleat_status order_after_last(pleat_cuda *cu, cudaStream_t s)
  * once s waits for the last mark (order_after_last succeeded), so the new
  * mark covers the old. When the mark cannot be made, waits for s instead
  * and keeps the old mark: the next call still comes after both. */
-static void mark_done(pleat_cuda *cu, cudaStream_t s)
+static void mark_done(pleat_cuda *cu, cudaStream_t s, int captured)
 {
-    if (capturing(s))
+    if (captured)
         return;
     if (ok(cudaEventRecord(cu->done, s)))
         cu->queued = 1;
@@ -481,13 +482,13 @@ static pleat_status cuda_run(void *impl, pleat_job *job)
     device_scope scope(cu->device);
     if (!scope.ok)
         return status_of(cudaErrorInvalidDevice);
-    pleat_status st = order_after_last(cu, cu->stream);
+    pleat_status st = order_after_last(cu, cu->stream, 0);
     if (st != PLEAT_OK)
         return st;
     st = run_host_job(cu, job);
     /* a call that failed midway may leave work queued on the scratch: a
      * device-pointer call on another stream must wait for it */
-    mark_done(cu, cu->stream);
+    mark_done(cu, cu->stream, 0);
     return st;
 }
 
@@ -516,13 +517,13 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
     laps l = {profile, profile ? pleat_now_ms() : 0.0, timings ? timings : &unused, s};
     pleat_cuda_frame f = make_frame(d_particles, count, params);
     f.out = d_particles;
-    pleat_status st = order_after_last(cu, s);
+    pleat_status st = order_after_last(cu, s, captured);
     if (st == PLEAT_OK)
         st = reserve_frame(cu, &f, &cu->device_counters);
     if (st != PLEAT_OK)
         return st; /* nothing queued */
     st = queue_collide(cu, &f, &l);
-    mark_done(cu, s); /* a failed call may have queued work on the scratch too */
+    mark_done(cu, s, captured); /* a failed call may have queued work on the scratch too */
     /* the call reached the device, whose first step clears the counters: a
      * failure from there on leaves them unreadable (LOST) */
     cu->device_checks = st == PLEAT_OK ? pleat_cuda::CHECKS_QUEUED : pleat_cuda::CHECKS_LOST;
@@ -548,7 +549,7 @@ extern "C" pleat_status pleat_cuda_device_status(void *impl)
         return status_of(cudaErrorInvalidDevice);
     /* on the context's own stream, after the last call's mark: the caller's
      * stream may be gone by now */
-    pleat_status st = order_after_last(cu, cu->stream);
+    pleat_status st = order_after_last(cu, cu->stream, 0);
     if (st != PLEAT_OK)
         return st;
     cudaError_t e = cudaMemcpyAsync(cu->host, cu->device_counters.data, sizeof *cu->host,
