@@ -1,7 +1,8 @@
 /*
  * Column starts and candidate lists: how the CUDA sweep (cuda/sweep.cu)
  * reads the sorted keys, kept here, shared by host and device, so that the
- * CPU tests can check it against the ranges of DESIGN.md §1.
+ * CPU tests can check it against the ranges of a brute-force
+ * reading of the keys (tests/test_grid.c).
  *
  * A column is key >> 16 (both hash cells). cols[c], for c = 0 ..
  * PLEAT_COLUMNS, is the first sorted slot whose column is c or more, so a

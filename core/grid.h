@@ -1,5 +1,5 @@
 /*
- * Grid setup and grid keys (DESIGN.md §1), shared by the CPU kernels and the
+ * Grid setup and grid keys (README, How it works), shared by the CPU kernels and the
  * CUDA kernels so both compute the same keys from the same floats.
  *
  * The box of the taking-part particles is cut into 254 cells on each of the

@@ -18,8 +18,8 @@
  *   lane up by one (a given value into lane 0), vu_last reads lane W - 1.
  * - Particles are stored {x, y, z, w}, 4 floats each; vf_rows (and
  *   vf_load4, vf_gather4) turn W of them into one vf per component.
- * Lanes are read and written through memcpy or intrinsics only (DESIGN.md §4:
- * punning through pointers is miscompiled).
+ * Lanes are read and written through memcpy or intrinsics only (punning
+ * through pointers breaks the aliasing rules and is miscompiled).
  */
 #ifndef PLEAT_CPU_SIMD_H
 #define PLEAT_CPU_SIMD_H

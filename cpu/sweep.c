@@ -1,6 +1,6 @@
 /*
  * Stage 3 kernel (per ISA): the key-range sweep and the narrow phase
- * (DESIGN.md §1).
+ * (README, How it works).
  *
  * Particles are walked in key order (the sort keys, cpu.h: the grid key's
  * fields packed closer, with the column offsets to match), one part (a

@@ -1,6 +1,5 @@
 /*
- * Stage 3 on the GPU: the warp-parallel key-range sweep (DESIGN.md §3, in
- * the form below, which replaced the union tile that section describes).
+ * Stage 3 on the GPU: the warp-parallel key-range sweep.
  *
  * A warp takes 32 consecutive sorted particles, one per lane. Each lane finds
  * its own key ranges in the 5 columns (core/columns.h: searches inside one

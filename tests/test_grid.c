@@ -213,7 +213,7 @@ static int compare_keys(const void *a, const void *b)
 }
 
 /* Whether slot b is a candidate of slot a in the k-th column a tests
- * (DESIGN.md §1): the column k names, by its hash cells; a sweep cell fewer
+ * (core/columns.h): the column k names, by its hash cells; a sweep cell fewer
  * than `reach` cells away, below the end sentinel; in a's own column, later
  * slots only. */
 static int is_candidate(const uint32_t *keys, uint32_t a, uint32_t b, int k, uint32_t reach)

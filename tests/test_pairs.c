@@ -87,7 +87,7 @@ Test(pairs, boundary_is_inclusive)
 }
 
 /* The rest rule ignores a pair only when its rest positions are closer than
- * the distance (DESIGN.md: |r_j - r_i|^2 < d^2): exactly d apart at rest it
+ * the distance (README, Semantics: |r_j - r_i|^2 < d^2): exactly d apart at rest it
  * still collides, a float closer it does not. Both pairs are 0.5 apart
  * now; the squared rest lengths are exact. */
 Test(pairs, rest_boundary_is_exclusive)
@@ -177,7 +177,7 @@ Test(pairs, beyond_65535_particles_lattice)
 }
 
 /* Far from the origin the cell coordinate must be computed from p - lower
- * (DESIGN.md): NvCloth's p * scale + bias loses pairs here. */
+ * (pleat_grid_cell): NvCloth's p * scale + bias loses pairs here. */
 Test(pairs, far_from_origin_sheet)
 {
     const uint32_t res = 120;

@@ -170,7 +170,7 @@ Test(response, exact_arithmetic_gives_the_exact_result)
     pleat_context_destroy(ctx);
 }
 
-/* The epsilon of DESIGN.md (Delta = s / (w_i + w_j + FLT_EPSILON) ...)
+/* The epsilon of the response formula (pleat.h: delta = s / (w_i + w_j + FLT_EPSILON) ...)
  * matters where inverse masses are as small as it is (very heavy
  * particles): two of w = FLT_EPSILON, 0.25 apart, d = 0.5, s = 1 move by
  * 0.25 / 3 each (by 0.125 each without it), as the double reference says. */
