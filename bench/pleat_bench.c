@@ -123,10 +123,10 @@ static void usage(FILE *out)
 "                   square, the table shows the count used\n"
 "  --threads LIST   CPU worker threads, 0 = the library default (one per core\n"
 "                   this process may run on) (default 1,2)\n"
-"  --isa LIST       CPU kernels: scalar,sse2,avx2,neon or auto (the library's\n"
+"  --isa LIST       CPU kernels: scalar,sse2,avx2,avx512,neon or auto (the library's\n"
 "                   own choice), set through PLEAT_CPU_ISA before each context is\n"
 "                   created; one this build or CPU lacks is reported as skipped.\n"
-"                   Default: every one of scalar,sse2,avx2,neon that a context\n"
+"                   Default: every one of scalar,sse2,avx2,avx512,neon that a context\n"
 "                   accepts, or just $PLEAT_CPU_ISA when that is set\n"
 "  --backend LIST   cpu,cuda,auto (default cpu,cuda); unavailable = skipped\n"
 "  --repeats N      timed calls per row, median reported (default by size:\n"
@@ -324,7 +324,7 @@ static int parse_options(int argc, char **argv, options *o)
         o->threads[o->num_threads++] = (int)v;
     }
 
-    char default_isas[] = "scalar,sse2,avx2,neon";
+    char default_isas[] = "scalar,sse2,avx2,avx512,neon";
     static char env_isa[16];
     const char *env = getenv("PLEAT_CPU_ISA");
     if (!isas && env && *env) {
@@ -335,7 +335,7 @@ static int parse_options(int argc, char **argv, options *o)
     }
     if ((count = split(isas, items)) <= 0)
         return fail_usage("--isa", isas);
-    static const char *const isa_names[] = {"scalar", "sse2", "avx2", "neon", "auto"};
+    static const char *const isa_names[] = {"scalar", "sse2", "avx2", "avx512", "neon", "auto"};
     const int num_isa_names = (int)(sizeof isa_names / sizeof *isa_names);
     const char *isa_what = isas == env_isa ? "isa in PLEAT_CPU_ISA" : "isa";
     for (int i = 0; i < count; ++i) {

@@ -18,7 +18,7 @@
 /* Sorted arrays carry this many entries past the end, so a kernel may load
  * two full vectors from any position up to the end: keys are padded with
  * UINT32_MAX (above every key), floats with 0. */
-#define PLEAT_PAD 16u
+#define PLEAT_PAD 32u
 
 /* From this many taking-part particles on, the gather lays the rest
  * positions out in key order too (16 bytes a particle more). The sweep

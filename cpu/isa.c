@@ -12,6 +12,14 @@ int pleat_avx2_usable(unsigned leaf1_ecx, unsigned xcr0, unsigned max_leaf, unsi
     return max_leaf >= 7 && (leaf7_ebx >> 5 & 1);
 }
 
+int pleat_avx512_usable(unsigned leaf1_ecx, unsigned xcr0, unsigned max_leaf, unsigned leaf7_ebx)
+{
+    const unsigned f_dq_bw_vl = 1u << 16 | 1u << 17 | 1u << 30 | 1u << 31;
+    return pleat_avx2_usable(leaf1_ecx, xcr0, max_leaf, leaf7_ebx) &&
+           (leaf7_ebx & f_dq_bw_vl) == f_dq_bw_vl &&
+           (xcr0 & 0xe0) == 0xe0; /* opmask, ZMM0-15 upper halves, ZMM16-31 */
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 
@@ -21,9 +29,10 @@ static int cpu_sse2(void)
     return __get_cpuid(1, &a, &b, &c, &d) && (d >> 26 & 1);
 }
 
-/* Reads what pleat_avx2_usable() decides on; xgetbv only where OSXSAVE
- * says it exists (elsewhere it faults). */
-static int cpu_avx2(void)
+/* Reads what pleat_avx2_usable() and pleat_avx512_usable() decide on, and
+ * asks `usable`; xgetbv only where OSXSAVE says it exists (elsewhere it
+ * faults). */
+static int cpu_x86(int (*usable)(unsigned, unsigned, unsigned, unsigned))
 {
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d))
@@ -37,7 +46,17 @@ static int cpu_avx2(void)
         __cpuid_count(7, 0, a, b, c, d);
         leaf7_ebx = b;
     }
-    return pleat_avx2_usable(leaf1_ecx, xcr0, max_leaf, leaf7_ebx);
+    return usable(leaf1_ecx, xcr0, max_leaf, leaf7_ebx);
+}
+
+static int cpu_avx2(void)
+{
+    return cpu_x86(pleat_avx2_usable);
+}
+
+static int cpu_avx512(void)
+{
+    return cpu_x86(pleat_avx512_usable);
 }
 #endif
 
@@ -53,6 +72,9 @@ typedef struct variant {
 
 /* Best first. */
 static const variant variants[] = {
+#ifdef PLEAT_HAVE_AVX512
+    {&pleat_kernels_avx512, cpu_avx512},
+#endif
 #ifdef PLEAT_HAVE_AVX2
     {&pleat_kernels_avx2, cpu_avx2},
 #endif

@@ -19,4 +19,9 @@ int pleat_isa_available(const char *name);
  * reading them, so it can be tested on any machine. */
 int pleat_avx2_usable(unsigned leaf1_ecx, unsigned xcr0, unsigned max_leaf, unsigned leaf7_ebx);
 
+/* AVX-512 (the kernels' build: F, DQ, BW and VL, cpuid 7.0 ebx bits 16, 17,
+ * 30 and 31) can run where AVX2 can and the OS also saves the opmask and
+ * ZMM state (XCR0 bits 5, 6 and 7), on the same registers. */
+int pleat_avx512_usable(unsigned leaf1_ecx, unsigned xcr0, unsigned max_leaf, unsigned leaf7_ebx);
+
 #endif

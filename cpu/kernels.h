@@ -31,6 +31,6 @@ void PLEAT_KERNEL(apply_task)(void *arg, uint32_t part);
 #endif
 
 extern const pleat_kernels pleat_kernels_scalar, pleat_kernels_sse2, pleat_kernels_avx2,
-    pleat_kernels_neon;
+    pleat_kernels_avx512, pleat_kernels_neon;
 
 #endif

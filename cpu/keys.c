@@ -32,7 +32,7 @@ static inline vu load_slots(const pleat_frame *f, uint32_t s, uint32_t end, vf p
 }
 
 /* Lanes whose value is finite (x - x is 0 only for finite x). */
-static inline vu finite_lanes(vf x)
+static inline vm finite_lanes(vf x)
 {
     return vf_le(vf_sub(x, x), vf_set1(0.0f));
 }
@@ -45,18 +45,18 @@ void PLEAT_KERNEL(bounds_task)(void *arg, uint32_t chunk)
         lo[a] = vf_set1(INFINITY);
         hi[a] = vf_set1(-INFINITY);
     }
-    vu finite = finite_lanes(vf_set1(0.0f));
+    vm finite = finite_lanes(vf_set1(0.0f));
     unsigned negative = 0;
     uint32_t end = pleat_chunk_end(chunk, f->m);
     for (size_t s = pleat_chunk_begin(chunk); s < end; s += PLEAT_W) { /* wide: cannot wrap */
         vf p[4], r[4];
         load_slots(f, (uint32_t)s, end, p, f->rest ? r : NULL);
         for (int c = 0; c < 4; ++c)
-            finite = vu_and(finite, finite_lanes(p[c]));
+            finite = vm_and(finite, finite_lanes(p[c]));
         negative |= vf_lt_mask(p[3], vf_set1(0.0f));
         if (f->rest) /* the rest w is ignored */
             for (int c = 0; c < 3; ++c)
-                finite = vu_and(finite, finite_lanes(r[c]));
+                finite = vm_and(finite, finite_lanes(r[c]));
         for (int a = 0; a < 3; ++a) {
             lo[a] = vf_min(lo[a], p[a]);
             hi[a] = vf_max(hi[a], p[a]);
@@ -74,7 +74,7 @@ void PLEAT_KERNEL(bounds_task)(void *arg, uint32_t chunk)
             c->upper[a] = h[k] > c->upper[a] ? h[k] : c->upper[a];
         }
     }
-    c->nonfinite = vu_lanes(finite) != PLEAT_ALL_LANES;
+    c->nonfinite = vm_lanes(finite) != PLEAT_ALL_LANES;
     c->negative_mass = negative != 0;
 }
 

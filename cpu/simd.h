@@ -1,21 +1,21 @@
 /*
  * The wide-float layer the CPU kernels are written over. A kernel source is
- * compiled once per ISA with one of PLEAT_ISA_SCALAR, _SSE2, _AVX2, _NEON
- * defined (see CMakeLists.txt); this header maps the same few operations to
- * that ISA. Every float operation here is a single IEEE operation, so a kernel
- * gives the same bits whatever the width.
+ * compiled once per ISA with one of PLEAT_ISA_SCALAR, _SSE2, _AVX2, _AVX512,
+ * _NEON defined (see CMakeLists.txt); this header maps the same few
+ * operations to that ISA. Every float operation here is a single IEEE
+ * operation, so a kernel gives the same bits whatever the width.
  *
- * - vf / vu: W floats / W uint32; lane masks are plain bit masks (lane l is
- *   bit l), so kernels test them with ordinary integer code. Inner loops
- *   keep masks as vectors instead (vf_le, vu_in_range: a vu whose true
- *   lanes are all ones, or 1 in the scalar build, and the others zero),
- *   combine them with vu_and and turn them into bits once, with vu_lanes;
- *   vu_keep(x, m) is x in m's true lanes and 0 elsewhere; vu_count counts
- *   the true lanes per lane, and vu_sum adds the lanes up. vu_sll and
- *   vu_srl shift by a constant, vu_sll_by by a count known at run time.
- *   vu_eq and vu_lt compare straight into bits. vu_load_halves splits W
- *   64-bit values into their low and high halves; vu_shift_in moves each
- *   lane up by one (a given value into lane 0), vu_last reads lane W - 1.
+ * - vf / vu: W floats / W uint32. vm: a lane mask as compares give it (a
+ *   vu whose true lanes are all ones, or 1 in the scalar build, and the
+ *   others zero; AVX-512's mask register), which inner loops combine with
+ *   vm_and and turn into bits once, with vm_lanes: lane l is bit l, so
+ *   kernels test such masks with ordinary integer code. vu_keep(x, m) is x
+ *   in m's true lanes and 0 elsewhere; vu_count counts the true lanes per
+ *   lane, and vu_sum adds the lanes up. vu_sll and vu_srl shift by a
+ *   constant, vu_sll_by by a count known at run time. vu_eq and vu_lt
+ *   compare straight into bits. vu_load_halves splits W 64-bit values into
+ *   their low and high halves; vu_shift_in moves each lane up by one (a
+ *   given value into lane 0), vu_last reads lane W - 1.
  * - Particles are stored {x, y, z, w}, 4 floats each; vf_rows (and
  *   vf_load4, vf_gather4) turn W of them into one vf per component.
  * Lanes are read and written through memcpy or intrinsics only (punning
@@ -28,16 +28,96 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(PLEAT_ISA_AVX2)
+#if defined(PLEAT_ISA_AVX512)
+#include <immintrin.h>
+#define PLEAT_W 16
+typedef __m512 vf;
+typedef __m512i vu;
+static inline vf vf_set1(float x) { return _mm512_set1_ps(x); }
+static inline vf vf_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+static inline vf vf_add(vf a, vf b) { return _mm512_add_ps(a, b); }
+static inline vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+/* compares give a mask register, which the kernels use as it is */
+typedef __mmask16 vm;
+static inline vm vf_le(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LE_OQ); }
+static inline unsigned vf_lt_mask(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+static inline vu vu_load(const uint32_t *p) { return _mm512_loadu_si512(p); }
+static inline vu vu_set1(uint32_t x) { return _mm512_set1_epi32((int)x); }
+static inline vu vu_load1(const uint32_t *p) { return _mm512_set1_epi32((int)*p); }
+static inline unsigned vu_lt(vu a, vu b) { return _mm512_cmplt_epu32_mask(a, b); }
+static inline vm vu_in_range(vu x, vu lo, vu width)
+{
+    return _mm512_cmplt_epu32_mask(_mm512_sub_epi32(x, lo), width);
+}
+static inline vm vm_and(vm a, vm b) { return a & b; }
+static inline vu vu_and(vu a, vu b) { return _mm512_and_si512(a, b); }
+static inline vu vu_or(vu a, vu b) { return _mm512_or_si512(a, b); }
+static inline vu vu_keep(vu a, vm m) { return _mm512_maskz_mov_epi32(m, a); }
+static inline vu vu_min(vu a, vu b) { return _mm512_min_epu32(a, b); }
+static inline unsigned vm_lanes(vm m) { return m; }
+static inline vu vu_count(vu count, vm m) { return _mm512_mask_add_epi32(count, m, count, _mm512_set1_epi32(1)); }
+static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
+static inline vf vf_min(vf a, vf b) { return _mm512_min_ps(a, b); }
+/* lane l of out[c] = row[l][c]: as AVX2's, each 128-bit quarter q of r[l]
+ * holding row[l + 4q] */
+static inline void vf_rows(const float *const row[16], vf out[4])
+{
+    __m512 r[4];
+    for (int l = 0; l < 4; ++l) {
+        __m512 v = _mm512_castps128_ps512(_mm_loadu_ps(row[l]));
+        v = _mm512_insertf32x4(v, _mm_loadu_ps(row[l + 4]), 1);
+        v = _mm512_insertf32x4(v, _mm_loadu_ps(row[l + 8]), 2);
+        r[l] = _mm512_insertf32x4(v, _mm_loadu_ps(row[l + 12]), 3);
+    }
+    __m512 t0 = _mm512_unpacklo_ps(r[0], r[1]), t1 = _mm512_unpackhi_ps(r[0], r[1]);
+    __m512 t2 = _mm512_unpacklo_ps(r[2], r[3]), t3 = _mm512_unpackhi_ps(r[2], r[3]);
+    out[0] = _mm512_shuffle_ps(t0, t2, 0x44);
+    out[1] = _mm512_shuffle_ps(t0, t2, 0xee);
+    out[2] = _mm512_shuffle_ps(t1, t3, 0x44);
+    out[3] = _mm512_shuffle_ps(t1, t3, 0xee);
+}
+static inline vf vf_abs(vf a) { return _mm512_abs_ps(a); }
+static inline vf vf_sqrt(vf a) { return _mm512_sqrt_ps(a); }
+static inline vf vf_div(vf a, vf b) { return _mm512_div_ps(a, b); }
+static inline vu vf_bits(vf a) { return _mm512_castps_si512(a); }
+static inline vf vu_as_float(vu a) { return _mm512_castsi512_ps(a); }
+static inline vu vu_add(vu a, vu b) { return _mm512_add_epi32(a, b); }
+static inline vu vu_sub(vu a, vu b) { return _mm512_sub_epi32(a, b); }
+#define vu_srl(a, n) _mm512_srli_epi32((a), (n))
+#define vu_sll(a, n) _mm512_slli_epi32((a), (n))
+static inline vu vu_sll_by(vu a, int n) { return _mm512_sll_epi32(a, _mm_cvtsi32_si128(n)); }
+static inline void vu_store(uint32_t *p, vu a) { _mm512_storeu_si512(p, a); }
+static inline void vf_store(float *p, vf a) { _mm512_storeu_ps(p, a); }
+static inline vu vf_trunc_i32(vf a) { return _mm512_cvttps_epi32(a); }
+static inline unsigned vu_eq(vu a, vu b) { return _mm512_cmpeq_epi32_mask(a, b); }
+static inline void vu_load_halves(const uint64_t *p, vu *lo, vu *hi)
+{
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    __m512i a = _mm512_loadu_si512(p), b = _mm512_loadu_si512(p + 8);
+    *lo = _mm512_permutex2var_epi32(a, even, b);
+    *hi = _mm512_permutex2var_epi32(a, odd, b);
+}
+/* valignd: lane 0 from the broadcast's last lane, lane l from a's l - 1 */
+static inline vu vu_shift_in(vu a, uint32_t first)
+{
+    return _mm512_alignr_epi32(a, _mm512_set1_epi32((int)first), 15);
+}
+static inline uint32_t vu_last(vu a)
+{
+    return (uint32_t)_mm_cvtsi128_si32(_mm512_castsi512_si128(_mm512_alignr_epi32(a, a, 15)));
+}
+#elif defined(PLEAT_ISA_AVX2)
 #include <immintrin.h>
 #define PLEAT_W 8
 typedef __m256 vf;
 typedef __m256i vu;
+typedef vu vm;
 static inline vf vf_set1(float x) { return _mm256_set1_ps(x); }
 static inline vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
 static inline vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
 static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
-static inline vu vf_le(vf a, vf b) { return _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LE_OQ)); }
+static inline vm vf_le(vf a, vf b) { return _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LE_OQ)); }
 static inline unsigned vf_lt_mask(vf a, vf b) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LT_OQ)); }
 static inline vu vu_load(const uint32_t *p) { return _mm256_loadu_si256((const __m256i *)p); }
 static inline vu vu_set1(uint32_t x) { return _mm256_set1_epi32((int)x); }
@@ -58,18 +138,19 @@ static inline unsigned vu_lt(vu a, vu b)
 }
 /* x - lo < width, unsigned: (x - lo) ^ 2^31 is x - (lo ^ 2^31), so with lo
  * and width fixed in a loop the sign flips are hoisted out of it */
-static inline vu vu_in_range(vu x, vu lo, vu width)
+static inline vm vu_in_range(vu x, vu lo, vu width)
 {
     const __m256i flip = _mm256_set1_epi32(INT32_MIN);
     __m256i d = _mm256_sub_epi32(x, _mm256_xor_si256(lo, flip));
     return _mm256_cmpgt_epi32(_mm256_xor_si256(width, flip), d);
 }
 static inline vu vu_and(vu a, vu b) { return _mm256_and_si256(a, b); }
+static inline vm vm_and(vm a, vm b) { return vu_and(a, b); }
 static inline vu vu_or(vu a, vu b) { return _mm256_or_si256(a, b); }
-static inline vu vu_keep(vu a, vu m) { return _mm256_and_si256(a, m); }
+static inline vu vu_keep(vu a, vm m) { return _mm256_and_si256(a, m); }
 static inline vu vu_min(vu a, vu b) { return _mm256_min_epu32(a, b); }
-static inline unsigned vu_lanes(vu m) { return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m)); }
-static inline vu vu_count(vu count, vu m) { return _mm256_sub_epi32(count, m); }
+static inline unsigned vm_lanes(vm m) { return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m)); }
+static inline vu vu_count(vu count, vm m) { return _mm256_sub_epi32(count, m); }
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
 static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
 /* lane l of out[c] = row[l][c]: 8 rows {x, y, z, w} to 4 vectors */
@@ -125,11 +206,12 @@ static inline uint32_t vu_last(vu a) { return (uint32_t)_mm256_extract_epi32(a, 
 #define PLEAT_W 4
 typedef __m128 vf;
 typedef __m128i vu;
+typedef vu vm;
 static inline vf vf_set1(float x) { return _mm_set1_ps(x); }
 static inline vf vf_sub(vf a, vf b) { return _mm_sub_ps(a, b); }
 static inline vf vf_add(vf a, vf b) { return _mm_add_ps(a, b); }
 static inline vf vf_mul(vf a, vf b) { return _mm_mul_ps(a, b); }
-static inline vu vf_le(vf a, vf b) { return _mm_castps_si128(_mm_cmple_ps(a, b)); }
+static inline vm vf_le(vf a, vf b) { return _mm_castps_si128(_mm_cmple_ps(a, b)); }
 static inline unsigned vf_lt_mask(vf a, vf b) { return (unsigned)_mm_movemask_ps(_mm_cmplt_ps(a, b)); }
 static inline vu vu_load(const uint32_t *p) { return _mm_loadu_si128((const __m128i *)p); }
 static inline vu vu_set1(uint32_t x) { return _mm_set1_epi32((int)x); }
@@ -140,15 +222,16 @@ static inline unsigned vu_lt(vu a, vu b)
     __m128i lt = _mm_cmplt_epi32(_mm_xor_si128(a, flip), _mm_xor_si128(b, flip));
     return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(lt));
 }
-static inline vu vu_in_range(vu x, vu lo, vu width)
+static inline vm vu_in_range(vu x, vu lo, vu width)
 {
     const __m128i flip = _mm_set1_epi32(INT32_MIN);
     __m128i d = _mm_sub_epi32(x, _mm_xor_si128(lo, flip));
     return _mm_cmplt_epi32(d, _mm_xor_si128(width, flip));
 }
 static inline vu vu_and(vu a, vu b) { return _mm_and_si128(a, b); }
+static inline vm vm_and(vm a, vm b) { return vu_and(a, b); }
 static inline vu vu_or(vu a, vu b) { return _mm_or_si128(a, b); }
-static inline vu vu_keep(vu a, vu m) { return _mm_and_si128(a, m); }
+static inline vu vu_keep(vu a, vm m) { return _mm_and_si128(a, m); }
 /* unsigned minimum (SSE4.1 has it, SSE2 does not) */
 static inline vu vu_min(vu a, vu b)
 {
@@ -156,8 +239,8 @@ static inline vu vu_min(vu a, vu b)
     __m128i a_above = _mm_cmpgt_epi32(_mm_xor_si128(a, flip), _mm_xor_si128(b, flip));
     return _mm_or_si128(_mm_and_si128(a_above, b), _mm_andnot_si128(a_above, a));
 }
-static inline unsigned vu_lanes(vu m) { return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(m)); }
-static inline vu vu_count(vu count, vu m) { return _mm_sub_epi32(count, m); }
+static inline unsigned vm_lanes(vm m) { return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(m)); }
+static inline vu vu_count(vu count, vm m) { return _mm_sub_epi32(count, m); }
 static inline vf vf_max(vf a, vf b) { return _mm_max_ps(a, b); }
 static inline vf vf_min(vf a, vf b) { return _mm_min_ps(a, b); }
 static inline void vf_rows(const float *const row[4], vf out[4])
@@ -204,6 +287,7 @@ static inline uint32_t vu_last(vu a) { return (uint32_t)_mm_cvtsi128_si32(_mm_sh
 #define PLEAT_W 4
 typedef float32x4_t vf;
 typedef uint32x4_t vu;
+typedef vu vm;
 static inline unsigned neon_mask(uint32x4_t m)
 {
     const uint32x4_t bits = {1, 2, 4, 8};
@@ -213,19 +297,20 @@ static inline vf vf_set1(float x) { return vdupq_n_f32(x); }
 static inline vf vf_sub(vf a, vf b) { return vsubq_f32(a, b); }
 static inline vf vf_add(vf a, vf b) { return vaddq_f32(a, b); }
 static inline vf vf_mul(vf a, vf b) { return vmulq_f32(a, b); }
-static inline vu vf_le(vf a, vf b) { return vcleq_f32(a, b); }
+static inline vm vf_le(vf a, vf b) { return vcleq_f32(a, b); }
 static inline unsigned vf_lt_mask(vf a, vf b) { return neon_mask(vcltq_f32(a, b)); }
 static inline vu vu_load(const uint32_t *p) { return vld1q_u32(p); }
 static inline vu vu_set1(uint32_t x) { return vdupq_n_u32(x); }
 static inline vu vu_load1(const uint32_t *p) { return vld1q_dup_u32(p); }
 static inline unsigned vu_lt(vu a, vu b) { return neon_mask(vcltq_u32(a, b)); }
-static inline vu vu_in_range(vu x, vu lo, vu width) { return vcltq_u32(vsubq_u32(x, lo), width); }
+static inline vm vu_in_range(vu x, vu lo, vu width) { return vcltq_u32(vsubq_u32(x, lo), width); }
 static inline vu vu_and(vu a, vu b) { return vandq_u32(a, b); }
+static inline vm vm_and(vm a, vm b) { return vu_and(a, b); }
 static inline vu vu_or(vu a, vu b) { return vorrq_u32(a, b); }
-static inline vu vu_keep(vu a, vu m) { return vandq_u32(a, m); }
+static inline vu vu_keep(vu a, vm m) { return vandq_u32(a, m); }
 static inline vu vu_min(vu a, vu b) { return vminq_u32(a, b); }
-static inline unsigned vu_lanes(vu m) { return neon_mask(m); }
-static inline vu vu_count(vu count, vu m) { return vsubq_u32(count, m); }
+static inline unsigned vm_lanes(vm m) { return neon_mask(m); }
+static inline vu vu_count(vu count, vm m) { return vsubq_u32(count, m); }
 static inline vf vf_max(vf a, vf b) { return vmaxq_f32(a, b); }
 static inline vf vf_min(vf a, vf b) { return vminq_f32(a, b); }
 static inline void vf_rows(const float *const row[4], vf out[4])
@@ -265,23 +350,25 @@ static inline uint32_t vu_last(vu a) { return vgetq_lane_u32(a, 3); }
 #define PLEAT_W 1
 typedef float vf;
 typedef uint32_t vu;
+typedef vu vm;
 static inline vf vf_set1(float x) { return x; }
 static inline vf vf_sub(vf a, vf b) { return a - b; }
 static inline vf vf_add(vf a, vf b) { return a + b; }
 static inline vf vf_mul(vf a, vf b) { return a * b; }
-static inline vu vf_le(vf a, vf b) { return a <= b; }
+static inline vm vf_le(vf a, vf b) { return a <= b; }
 static inline unsigned vf_lt_mask(vf a, vf b) { return a < b; }
 static inline vu vu_load(const uint32_t *p) { return *p; }
 static inline vu vu_set1(uint32_t x) { return x; }
 static inline vu vu_load1(const uint32_t *p) { return *p; }
 static inline unsigned vu_lt(vu a, vu b) { return a < b; }
-static inline vu vu_in_range(vu x, vu lo, vu width) { return x - lo < width; }
+static inline vm vu_in_range(vu x, vu lo, vu width) { return x - lo < width; }
 static inline vu vu_and(vu a, vu b) { return a & b; }
+static inline vm vm_and(vm a, vm b) { return vu_and(a, b); }
 static inline vu vu_or(vu a, vu b) { return a | b; }
-static inline vu vu_keep(vu a, vu m) { return m ? a : 0; }
+static inline vu vu_keep(vu a, vm m) { return m ? a : 0; }
 static inline vu vu_min(vu a, vu b) { return a < b ? a : b; }
-static inline unsigned vu_lanes(vu m) { return m; }
-static inline vu vu_count(vu count, vu m) { return count + m; }
+static inline unsigned vm_lanes(vm m) { return m; }
+static inline vu vu_count(vu count, vm m) { return count + m; }
 static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }
 static inline vf vf_min(vf a, vf b) { return a < b ? a : b; }
 static inline void vf_rows(const float *const row[1], vf out[4])
@@ -321,8 +408,8 @@ static inline uint32_t vu_last(vu a) { return a; }
 
 #define PLEAT_ALL_LANES ((1u << PLEAT_W) - 1u)
 
-/* Set lanes of a mask (at most 8 lanes). __builtin_popcount is an
- * instruction or three with POPCNT (AVX2) and on AArch64, but a libgcc call
+/* Set lanes of a mask (at most 8 lanes without POPCNT). __builtin_popcount
+ * is an instruction or three with POPCNT (AVX2, AVX-512) and on AArch64, but a libgcc call
  * in the SSE2 and scalar builds. */
 static inline unsigned pleat_lane_count(unsigned mask)
 {
@@ -336,10 +423,10 @@ static inline unsigned pleat_lane_count(unsigned mask)
 }
 
 /* Lane l holds l. */
-_Static_assert(PLEAT_W <= 8, "one lane number per lane");
+_Static_assert(PLEAT_W <= 16, "one lane number per lane");
 static inline vu vu_lane_numbers(void)
 {
-    static const uint32_t number[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    static const uint32_t number[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
     return vu_load(number);
 }
 
@@ -390,16 +477,29 @@ static inline void vf_load4(const float *p, vf out[4])
  * vu_store_xy puts lane l of x and y at out[2l], out[2l + 1], and xy_add /
  * xy_sub do sum[0..1] +-= c[0..1] (int32). vu_store_u64 makes the sort's
  * keys: out[l] = hi_l << 32 | lo_l. */
-#if defined(PLEAT_ISA_AVX2) || defined(PLEAT_ISA_SSE2)
+#if defined(PLEAT_ISA_AVX512) || defined(PLEAT_ISA_AVX2) || defined(PLEAT_ISA_SSE2)
 /* lane l of lo and hi to the 8 bytes at out + 8l, lo first: on x86
  * (little-endian) both layouts above */
-#if defined(PLEAT_ISA_AVX2)
+#if defined(PLEAT_ISA_AVX512)
+static inline void store_pairs(void *out, vu lo, vu hi)
+{
+    /* a, b: in each 128-bit quarter q, lanes 4q, 4q + 1 and 4q + 2, 4q + 3
+     * paired; the permutes put the 64-bit pairs back in lane order */
+    __m512i a = _mm512_unpacklo_epi32(lo, hi), b = _mm512_unpackhi_epi32(lo, hi);
+    const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+    const __m512i second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+    _mm512_storeu_si512(out, _mm512_permutex2var_epi64(a, first, b));
+    _mm512_storeu_si512((char *)out + 64, _mm512_permutex2var_epi64(a, second, b));
+}
+#elif defined(PLEAT_ISA_AVX2)
 static inline void store_pairs(void *out, vu lo, vu hi)
 {
     __m256i a = _mm256_unpacklo_epi32(lo, hi), b = _mm256_unpackhi_epi32(lo, hi);
     _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(a, b, 0x20));
     _mm256_storeu_si256((__m256i *)out + 1, _mm256_permute2x128_si256(a, b, 0x31));
 }
+#endif
+#if defined(PLEAT_ISA_AVX512) || defined(PLEAT_ISA_AVX2)
 static inline __m128i xy_load(const uint32_t *c) { return _mm_cvtepi32_epi64(_mm_loadl_epi64((const __m128i *)c)); }
 #else
 static inline void store_pairs(void *out, vu lo, vu hi)
@@ -472,7 +572,16 @@ static inline void xy_sub(int64_t *sum, const uint32_t *c)
 
 /* Writes base + l for every lane l set in mask to out, in lane order;
  * returns how many. out has room for PLEAT_W entries. */
-#if defined(PLEAT_ISA_AVX2)
+#if defined(PLEAT_ISA_AVX512)
+static inline unsigned pleat_compress_lanes(uint32_t base, unsigned mask, uint32_t *out)
+{
+    /* compressed in a register, then one full store: vpcompressd straight
+     * to memory is microcoded on AMD's Zen 4 */
+    __m512i lanes = _mm512_add_epi32(vu_lane_numbers(), _mm512_set1_epi32((int)base));
+    _mm512_storeu_si512(out, _mm512_maskz_compress_epi32((__mmask16)mask, lanes));
+    return pleat_lane_count(mask);
+}
+#elif defined(PLEAT_ISA_AVX2)
 static inline unsigned pleat_compress_lanes(uint32_t base, unsigned mask, uint32_t *out)
 {
     /* for each mask, the lane numbers of its set bits, one per byte, lowest

@@ -69,6 +69,7 @@ typedef struct sweep_state {
  * step reads two vectors: a block's cursors move a little more than W
  * positions, so one step mostly suffices and its branch is predictable. */
 enum { ADVANCE_STEP = PLEAT_W > 1 ? 2 * PLEAT_W : 1 };
+#define ADVANCE_ALL ((unsigned)((1ull << ADVANCE_STEP) - 1)) /* 32 bits for AVX-512 */
 static inline uint32_t advance(const uint32_t *keys, uint32_t p, uint32_t target)
 {
     const vu t = vu_set1(target);
@@ -76,7 +77,7 @@ static inline uint32_t advance(const uint32_t *keys, uint32_t p, uint32_t target
         unsigned below = 0;
         for (unsigned v = 0; v < ADVANCE_STEP; v += PLEAT_W)
             below |= vu_lt(vu_load(keys + p + v), t) << v;
-        if (below != (1u << ADVANCE_STEP) - 1) /* sorted: the keys below are a prefix */
+        if (below != ADVANCE_ALL) /* sorted: the keys below are a prefix */
             return p + (unsigned)__builtin_ctz(~below);
         p += ADVANCE_STEP;
     }
@@ -235,9 +236,9 @@ static inline void block_setup(const pleat_frame *f, uint32_t base, uint32_t end
      * so this cannot wrap) and in the part; sorted, so they are a prefix,
      * never empty (lane 0 is base) */
     uint32_t column_end = (keys[base] | PLEAT_KEY_SWEEP_MASK) + 1u;
-    vu live = vu_and(vu_in_range(key, vu_set1(keys[base]), vu_set1(column_end - keys[base])),
+    vm live = vm_and(vu_in_range(key, vu_set1(keys[base]), vu_set1(column_end - keys[base])),
                      vu_in_range(vu_lane_numbers(), vu_set1(0), vu_set1(end - base)));
-    blk->count = pleat_lane_count(vu_lanes(live));
+    blk->count = pleat_lane_count(vm_lanes(live));
     /* pleat_key_range() on every lane; a lane past the block gets width 0 */
     vu lo = vu_sub(key, vu_min(reach, vu_and(key, sweep_mask)));
     vu hi = vu_min(vu_add(key, reach), vu_or(key, sweep_mask));
@@ -269,7 +270,7 @@ static inline size_t make_room(sweep_state *st, size_t queued)
 
 /* Whether the candidates at (px, py, pz) (W rows, or one broadcast) are
  * within the distance of the block's lanes. */
-static inline vu close_lanes(const block *blk, vf px, vf py, vf pz, vf d2)
+static inline vm close_lanes(const block *blk, vf px, vf py, vf pz, vf d2)
 {
     vf dx = vf_sub(px, blk->x), dy = vf_sub(py, blk->y), dz = vf_sub(pz, blk->z);
     return vf_le(vf_length2(dx, dy, dz), d2);
@@ -292,10 +293,10 @@ static inline void test_column(sweep_state *st, const block *blk, size_t from, u
     vu count = *tests, candidate = vu_set1((uint32_t)from);
     for (const uint32_t *kb = keys + from; *kb < end_key; ++kb, p += 4) {
         queued = make_room(st, queued);
-        vu in_range = vu_in_range(vu_load1(kb), lo, blk->width);
-        vu close = close_lanes(blk, vf_set1(p[0]), vf_set1(p[1]), vf_set1(p[2]), d2);
+        vm in_range = vu_in_range(vu_load1(kb), lo, blk->width);
+        vm close = close_lanes(blk, vf_set1(p[0]), vf_set1(p[1]), vf_set1(p[2]), d2);
         vu_store(st->qb + queued, candidate);
-        queued += pleat_compress_lanes(blk->base, vu_lanes(vu_and(close, in_range)), st->qa + queued);
+        queued += pleat_compress_lanes(blk->base, vm_lanes(vm_and(close, in_range)), st->qa + queued);
         count = vu_count(count, in_range);
         candidate = vu_add(candidate, one);
     }
@@ -315,13 +316,13 @@ static inline void test_own_column(sweep_state *st, const block *blk, vf d2, vu 
     size_t queued = st->queued;
     vu count = *tests;
     for (uint32_t from = blk->base + 1;; ++from) {
-        vu in_range = vu_in_range(vu_load(f->keys + from), blk->lo, blk->width);
-        if (!vu_lanes(in_range))
+        vm in_range = vu_in_range(vu_load(f->keys + from), blk->lo, blk->width);
+        if (!vm_lanes(in_range))
             break;
         queued = make_room(st, queued);
         vf p[4];
         vf_load4(f->pos + 4 * (size_t)from, p);
-        unsigned close = vu_lanes(vu_and(close_lanes(blk, p[0], p[1], p[2], d2), in_range));
+        unsigned close = vm_lanes(vm_and(close_lanes(blk, p[0], p[1], p[2], d2), in_range));
         pleat_compress_lanes(from, close, st->qb + queued);
         queued += pleat_compress_lanes(blk->base, close, st->qa + queued);
         count = vu_count(count, in_range);

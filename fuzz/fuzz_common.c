@@ -27,11 +27,12 @@
  *   particles that are in no pair or not taking part, every inverse mass,
  *   and everything when stiffness is 0 keep their bits; no particle moves
  *   further than its pairs allow; stats.pairs is the pair count;
- * - the same bits from every other ISA (PLEAT_CPU_ISA = scalar, sse2, avx2,
- *   neon: those this machine has) and thread count.
+ * - the same bits from every other ISA (PLEAT_CPU_ISA, tests/isas.h: those
+ *   this machine has) and thread count.
  */
 #include "fuzz_common.h"
 #include "grid_reference.h"
+#include "isas.h"
 #include "portable.h"
 #include "scenes.h" /* pleat_scene_random, pleat_scene_uniform */
 
@@ -87,7 +88,7 @@ void fz_init(void)
     if (num_contexts)
         return;
     verbose = getenv("PLEAT_FUZZ_VERBOSE") != NULL;
-    static const char *isas[] = {"scalar", "sse2", "avx2", "neon", ""};
+    static const char *isas[] = {PLEAT_TEST_ISAS, ""};
     for (int k = 0; k < 5; ++k) {
         single[k] = -1;
         for (int t = 1; t <= 3; ++t) {

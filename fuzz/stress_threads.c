@@ -23,6 +23,7 @@
  * Exit status 0 when every check passed, 1 otherwise.
  */
 #include <pleat.h>
+#include "isas.h"
 #include "portable.h"
 #include "scenes.h" /* pleat_scene_uniform */
 #include "subsets.h"
@@ -264,7 +265,7 @@ int main(void)
     make_job(&jobs[1], 3000, 1.0f, 2);
 
     /* 1. separate contexts */
-    static const char *isas[] = {"scalar", "sse2", "avx2", "neon", ""};
+    static const char *isas[] = {PLEAT_TEST_ISAS, ""};
     worker ws[15];
     int n = 0;
     for (int k = 0; k < 5; ++k)

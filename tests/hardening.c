@@ -1,5 +1,6 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include "hardening.h"
+#include "isas.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -7,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-const char *const hz_isas[] = {"scalar", "sse2", "avx2", "neon", NULL};
+const char *const hz_isas[] = {PLEAT_TEST_ISAS, NULL};
 
 hz_scene hz_cloud(uint32_t n, uint64_t seed, int with_rest, int pinned)
 {

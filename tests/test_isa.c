@@ -1,6 +1,7 @@
 /* Every CPU kernel variant this machine supports gives the scalar variant's
  * bits: corrected particles, pair lists and stats, at 1 and 3 threads. */
 #include "cpu/isa.h"
+#include "isas.h"
 #include "scenes.h"
 #include "support.h"
 
@@ -8,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const isas[] = {"scalar", "sse2", "avx2", "neon"};
+static const char *const isas[] = {PLEAT_TEST_ISAS};
 
 typedef struct result {
     uint64_t particles, pairs, stats;
@@ -80,4 +81,23 @@ Test(isa, avx2_needs_the_cpu_and_the_os)
     cr_assert(!pleat_avx2_usable(osxsave | avx, 4, 7, avx2), "XMM state off");
     cr_assert(!pleat_avx2_usable(osxsave | avx, ymm, 6, avx2), "no leaf 7");
     cr_assert(!pleat_avx2_usable(osxsave | avx, ymm, 7, avx2 ^ ~0u), "no AVX2 bit");
+}
+
+/* The AVX-512 decision: AVX2's, plus the F, DQ, BW and VL bits the kernels
+ * are built with and the OS saving the opmask and both ZMM parts. */
+Test(isa, avx512_needs_the_cpu_and_the_os)
+{
+    const unsigned osxsave = 1u << 27, avx = 1u << 28, avx2 = 1u << 5;
+    const unsigned zmm = 0xe6, f = 1u << 16, dq = 1u << 17, bw = 1u << 30, vl = 1u << 31;
+    const unsigned all = avx2 | f | dq | bw | vl;
+    cr_assert(pleat_avx512_usable(osxsave | avx, zmm, 7, all));
+    cr_assert(!pleat_avx512_usable(osxsave, zmm, 7, all), "no AVX");
+    cr_assert(!pleat_avx512_usable(osxsave | avx, zmm, 7, all & ~avx2), "no AVX2");
+    const unsigned bit[] = {f, dq, bw, vl};
+    for (int k = 0; k < 4; ++k)
+        cr_assert(!pleat_avx512_usable(osxsave | avx, zmm, 7, all & ~bit[k]), "feature %d off", k);
+    for (unsigned state = 0x20; state <= 0x80; state <<= 1)
+        cr_assert(!pleat_avx512_usable(osxsave | avx, zmm & ~state, 7, all), "state %#x off", state);
+    cr_assert(!pleat_avx512_usable(osxsave | avx, 6, 7, all), "only YMM state");
+    cr_assert(!pleat_avx512_usable(osxsave | avx, zmm, 6, all), "no leaf 7");
 }

@@ -4,6 +4,7 @@
 #include "cpu/isa.h"
 #include "cpu/sort.h"
 #include "cpu/walk.h"
+#include "isas.h"
 #include "scenes.h"
 
 #include <criterion/criterion.h>
@@ -291,7 +292,7 @@ static int gather_checked(const uint64_t *entries, uint32_t m, uint32_t count, i
  * same after a full sort and after the column pass. */
 static int gather_says_in_order(const uint64_t *entries, uint32_t m, uint32_t count)
 {
-    static const char *const isas[] = {"scalar", "sse2", "avx2", "neon"};
+    static const char *const isas[] = {PLEAT_TEST_ISAS};
     int answer = -1;
     for (size_t k = 0; k < sizeof isas / sizeof isas[0]; ++k) {
         if (!pleat_isa_available(isas[k]))

@@ -1,6 +1,6 @@
 # Cross-builds pleat for 64-bit Windows with Debian's MinGW-w64 GCC, as a
 # DLL, and runs its framework-free tests under Wine: pleat-check per ISA
-# (scalar, sse2, avx2) and the same-bits check between them, the fuzz
+# (scalar, sse2, avx2, avx512) and the same-bits check between them, the fuzz
 # corpus replays, the thread and pool stress tests (Win32's locks and
 # condition variables, cpu/thread.c), the drape sample's smoke test, a
 # short pleat-bench run and the installed DLL from a C and a C++ project
@@ -38,7 +38,7 @@ set(bin ${WORK_DIR}/bin)
 
 # Every variant this machine runs must have run under Wine too (one the CPU
 # lacks is skipped, 77, here and there).
-foreach(isa scalar sse2 avx2)
+foreach(isa scalar sse2 avx2 avx512)
   set(ENV{PLEAT_CPU_ISA} ${isa})
   execute_process(COMMAND ${NATIVE_CHECK} RESULT_VARIABLE rc OUTPUT_QUIET)
   unset(ENV{PLEAT_CPU_ISA})
