@@ -44,7 +44,10 @@
 
 #define BRUTE_MAX 1500u
 
-#define MAX_CONTEXTS 16
+/* every variant, then "" (the library's own choice), each at 1 to 3 threads */
+static const char *const isas[] = {PLEAT_TEST_ISAS, ""};
+#define NUM_ISAS ((int)(sizeof isas / sizeof isas[0]))
+#define MAX_CONTEXTS (3 * NUM_ISAS)
 
 /* ---- contexts ---------------------------------------------------------- */
 
@@ -57,7 +60,7 @@ typedef struct fz_context {
 static fz_context contexts[MAX_CONTEXTS];
 static int verbose; /* PLEAT_FUZZ_VERBOSE set: print what each input did */
 static int num_contexts;
-static int single[5]; /* one-thread context of each ISA, -1 if absent */
+static int single[NUM_ISAS]; /* one-thread context of each ISA, -1 if absent */
 
 static void fail(const char *what)
 {
@@ -88,8 +91,7 @@ void fz_init(void)
     if (num_contexts)
         return;
     verbose = getenv("PLEAT_FUZZ_VERBOSE") != NULL;
-    static const char *isas[] = {PLEAT_TEST_ISAS, ""};
-    for (int k = 0; k < 5; ++k) {
+    for (int k = 0; k < NUM_ISAS; ++k) {
         single[k] = -1;
         for (int t = 1; t <= 3; ++t) {
             pleat_context *ctx = NULL;
@@ -661,11 +663,11 @@ static uint32_t *reference_pairs(const fz_case *c, size_t *num)
 }
 
 /* Contexts to compare with: every one-thread ISA, and a multi-thread one. */
-static int others(unsigned first, int out[8])
+static int others(unsigned first, int out[NUM_ISAS + 1])
 {
     int n = 0;
     int primary = (int)(first % (unsigned)num_contexts);
-    for (int k = 0; k < 5; ++k)
+    for (int k = 0; k < NUM_ISAS; ++k)
         if (single[k] >= 0 && single[k] != primary)
             out[n++] = single[k];
     int multi = (int)((first * 7u + 3u) % (unsigned)num_contexts);
@@ -787,7 +789,7 @@ void fz_collide(const uint8_t *data, size_t size)
     }
 
     /* the same bits from every other ISA and thread count */
-    int other[8];
+    int other[NUM_ISAS + 1];
     int n_other = others(c.first, other);
     float *again = xcalloc(4 * (size_t)c.count, sizeof(float));
     for (int k = 0; k < n_other; ++k) {
@@ -922,7 +924,7 @@ void fz_pairs(const uint8_t *data, size_t size)
     free(small);
 
     /* the same list from every other ISA and thread count */
-    int other[8];
+    int other[NUM_ISAS + 1];
     int n_other = others(c.first, other);
     uint32_t *again = xcalloc(2 * total + 8, sizeof *again);
     for (int k = 0; k < n_other; ++k) {

@@ -265,11 +265,12 @@ int main(void)
     make_job(&jobs[1], 3000, 1.0f, 2);
 
     /* 1. separate contexts */
-    static const char *isas[] = {PLEAT_TEST_ISAS, ""};
-    worker ws[15];
+    static const char *const isas[] = {PLEAT_TEST_ISAS, ""};
+    enum { NUM_ISAS = sizeof isas / sizeof isas[0] };
+    worker ws[3 * NUM_ISAS];
     int n = 0;
-    for (int k = 0; k < 5; ++k)
-        for (int t = 1; t <= 3 && n < 15; ++t) {
+    for (int k = 0; k < NUM_ISAS; ++k)
+        for (int t = 1; t <= 3; ++t) {
             pleat_context *ctx = context(isas[k], t);
             if (!ctx)
                 break;
