@@ -415,6 +415,8 @@ static inline unsigned pleat_lane_count(unsigned mask)
 {
 #if defined(__POPCNT__) || defined(__aarch64__)
     return (unsigned)__builtin_popcount(mask);
+#elif PLEAT_W > 8
+#error "the fallback counts 8 lanes"
 #else
     mask = mask - ((mask >> 1) & 0x55u);
     mask = (mask & 0x33u) + ((mask >> 2) & 0x33u);

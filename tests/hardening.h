@@ -31,7 +31,7 @@ void hz_scene_free(hz_scene *s);
  * other error. Not thread-safe (it sets PLEAT_CPU_ISA for the creation). */
 pleat_context *hz_context(const char *isa, int threads);
 
-/* The variants to try, NULL-terminated: scalar, sse2, avx2, neon. */
+/* The variants to try, NULL-terminated: tests/isas.h's. */
 extern const char *const hz_isas[];
 
 /* A buffer of `bytes` placed so that it ends exactly at an inaccessible page

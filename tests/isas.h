@@ -5,5 +5,7 @@
 #define PLEAT_TESTS_ISAS_H
 
 #define PLEAT_TEST_ISAS "scalar", "sse2", "avx2", "avx512", "neon"
+/* how many: a constant, for array sizes */
+#define PLEAT_TEST_NUM_ISAS (sizeof(const char *const[]){PLEAT_TEST_ISAS} / sizeof(const char *))
 
 #endif

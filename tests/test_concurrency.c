@@ -15,6 +15,7 @@
  */
 #include "core/context.h"
 #include "hardening.h"
+#include "isas.h"
 #include "subsets.h"
 
 #include <criterion/criterion.h>
@@ -146,10 +147,10 @@ Test(concurrency, separate_contexts_on_separate_threads_give_the_same_bits, .tim
     };
     /* every variant this machine has, 1 to 3 pool threads; contexts are
      * created here: PLEAT_CPU_ISA is process-wide */
-    worker workers[12];
+    worker workers[3 * PLEAT_TEST_NUM_ISAS];
     int n = 0;
-    for (int k = 0; hz_isas[k] && n < 12; ++k)
-        for (int t = 1; t <= 3 && n < 12; ++t) {
+    for (int k = 0; hz_isas[k]; ++k)
+        for (int t = 1; t <= 3; ++t) {
             pleat_context *ctx = hz_context(hz_isas[k], t);
             if (!ctx)
                 break;

@@ -91,6 +91,9 @@ Test(isa, avx512_needs_the_cpu_and_the_os)
     const unsigned zmm = 0xe6, f = 1u << 16, dq = 1u << 17, bw = 1u << 30, vl = 1u << 31;
     const unsigned all = avx2 | f | dq | bw | vl;
     cr_assert(pleat_avx512_usable(osxsave | avx, zmm, 7, all));
+    /* as read on a real machine: x87 state and more, every leaf-7 bit */
+    cr_assert(pleat_avx512_usable(osxsave | avx | 0x01fa3203, 0x2e7, 13, ~0u));
+    cr_assert(!pleat_avx512_usable(avx, zmm, 7, all), "no OSXSAVE");
     cr_assert(!pleat_avx512_usable(osxsave, zmm, 7, all), "no AVX");
     cr_assert(!pleat_avx512_usable(osxsave | avx, zmm, 7, all & ~avx2), "no AVX2");
     const unsigned bit[] = {f, dq, bw, vl};
@@ -99,5 +102,24 @@ Test(isa, avx512_needs_the_cpu_and_the_os)
     for (unsigned state = 0x20; state <= 0x80; state <<= 1)
         cr_assert(!pleat_avx512_usable(osxsave | avx, zmm & ~state, 7, all), "state %#x off", state);
     cr_assert(!pleat_avx512_usable(osxsave | avx, 6, 7, all), "only YMM state");
+    cr_assert(!pleat_avx512_usable(osxsave | avx, 0xe4, 7, all), "ZMM state without XMM state");
+    cr_assert(!pleat_avx512_usable(osxsave | avx, 0xe2, 7, all), "ZMM state without YMM state");
     cr_assert(!pleat_avx512_usable(osxsave | avx, zmm, 6, all), "no leaf 7");
+}
+
+/* The x86 variants this machine may run, as the library reads cpuid and
+ * xgetbv, are those the compiler's own run-time check reports (which also
+ * asks the OS): a wrong reading would skip a variant's tests unseen. */
+Test(isa, x86_variants_match_the_compilers_check)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    cr_assert_eq(pleat_isa_available("sse2"), !!__builtin_cpu_supports("sse2"));
+    cr_assert_eq(pleat_isa_available("avx2"), !!__builtin_cpu_supports("avx2"));
+    int avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                 __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+    cr_assert_eq(pleat_isa_available("avx512"), avx512);
+#else
+    cr_skip_test("not an x86-64 build");
+#endif
 }
