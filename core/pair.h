@@ -5,8 +5,9 @@
  * single IEEE-rounded float or double operation, in a fixed order, with no
  * contraction into FMA (the build passes -ffp-contract=off / -fmad=false).
  *
- * Correction of a colliding pair: pleat.h's formula with (1 - d / L) * diff
- * regrouped as (L - d) * (diff / L), so every intermediate stays bounded by
+ * Correction of a colliding pair: pleat.h's formula (NvCloth writes it
+ * with (1 - d / L) * diff), computed as (L - d) * (diff / L), so every
+ * intermediate stays bounded by
  * the distance and a tiny L next to a huge distance cannot overflow into
  * Inf * 0 = NaN (details at pleat_pair_correction).
  *

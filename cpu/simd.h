@@ -145,7 +145,6 @@ static inline vm vu_in_range(vu x, vu lo, vu width)
     return _mm256_cmpgt_epi32(_mm256_xor_si256(width, flip), d);
 }
 static inline vu vu_and(vu a, vu b) { return _mm256_and_si256(a, b); }
-static inline vm vm_and(vm a, vm b) { return vu_and(a, b); }
 static inline vu vu_or(vu a, vu b) { return _mm256_or_si256(a, b); }
 static inline vu vu_keep(vu a, vm m) { return _mm256_and_si256(a, m); }
 static inline vu vu_min(vu a, vu b) { return _mm256_min_epu32(a, b); }
@@ -229,7 +228,6 @@ static inline vm vu_in_range(vu x, vu lo, vu width)
     return _mm_cmplt_epi32(d, _mm_xor_si128(width, flip));
 }
 static inline vu vu_and(vu a, vu b) { return _mm_and_si128(a, b); }
-static inline vm vm_and(vm a, vm b) { return vu_and(a, b); }
 static inline vu vu_or(vu a, vu b) { return _mm_or_si128(a, b); }
 static inline vu vu_keep(vu a, vm m) { return _mm_and_si128(a, m); }
 /* unsigned minimum (SSE4.1 has it, SSE2 does not) */
@@ -305,7 +303,6 @@ static inline vu vu_load1(const uint32_t *p) { return vld1q_dup_u32(p); }
 static inline unsigned vu_lt(vu a, vu b) { return neon_mask(vcltq_u32(a, b)); }
 static inline vm vu_in_range(vu x, vu lo, vu width) { return vcltq_u32(vsubq_u32(x, lo), width); }
 static inline vu vu_and(vu a, vu b) { return vandq_u32(a, b); }
-static inline vm vm_and(vm a, vm b) { return vu_and(a, b); }
 static inline vu vu_or(vu a, vu b) { return vorrq_u32(a, b); }
 static inline vu vu_keep(vu a, vm m) { return vandq_u32(a, m); }
 static inline vu vu_min(vu a, vu b) { return vminq_u32(a, b); }
@@ -363,7 +360,6 @@ static inline vu vu_load1(const uint32_t *p) { return *p; }
 static inline unsigned vu_lt(vu a, vu b) { return a < b; }
 static inline vm vu_in_range(vu x, vu lo, vu width) { return x - lo < width; }
 static inline vu vu_and(vu a, vu b) { return a & b; }
-static inline vm vm_and(vm a, vm b) { return vu_and(a, b); }
 static inline vu vu_or(vu a, vu b) { return a | b; }
 static inline vu vu_keep(vu a, vm m) { return m ? a : 0; }
 static inline vu vu_min(vu a, vu b) { return a < b ? a : b; }
@@ -404,6 +400,10 @@ static inline vu vu_shift_in(vu a, uint32_t first) { (void)a; return first; }
 static inline uint32_t vu_last(vu a) { return a; }
 #else
 #error "compile the CPU kernels with one PLEAT_ISA_* defined"
+#endif
+
+#if !defined(PLEAT_ISA_AVX512) /* there, vm is a mask register */
+static inline vm vm_and(vm a, vm b) { return vu_and(a, b); }
 #endif
 
 #define PLEAT_ALL_LANES ((1u << PLEAT_W) - 1u)

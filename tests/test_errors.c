@@ -161,12 +161,13 @@ Test(errors, nonfinite_particle_any_component)
 
 /* The checks see every lane: a bad value in a full vector, in the partial
  * last one of a chunk or of the call, at a chunk's edge, read in order or
- * through an index list (a reversed one), is found. 4105 particles: one full
- * chunk of 4096, then one full AVX2 vector and one lane. */
+ * through an index list (a reversed one), is found. 4113 particles: one full
+ * chunk of 4096, then one full AVX-512 vector (two AVX2 ones) and one lane;
+ * the positions take each variant's first and last lanes. */
 Test(errors, bad_values_in_every_lane_position)
 {
-    enum { BIG = 4096 + 9 };
-    const uint32_t at[] = {0, 5, 7, 8, 4095, 4096, 4103, 4104};
+    enum { BIG = 4096 + 17 };
+    const uint32_t at[] = {0, 3, 4, 5, 7, 8, 15, 16, 4095, 4096, 4103, 4104, 4111, 4112};
     float *particles = malloc(16 * (size_t)BIG), *rest = malloc(16 * (size_t)BIG);
     float *before = malloc(16 * (size_t)BIG);
     uint32_t *reversed = malloc(sizeof *reversed * BIG);

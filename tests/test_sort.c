@@ -346,6 +346,7 @@ static void check_gather_order(uint32_t m)
         {153, key, "the key drops inside a chunk"},
         {159, particle, "particle numbers drop across lanes' vectors"},
         {167, key, "the key drops across lanes' vectors"},
+        {175, key, "the key drops across 16 lanes' vectors"},
         {PLEAT_CHUNK - 1, particle, "particle numbers drop from one chunk to the next"},
         {2 * PLEAT_CHUNK - 1, key, "the key drops from one chunk to the next"},
         {m - 2, particle, "particle numbers drop at the end"},

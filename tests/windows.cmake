@@ -1,13 +1,13 @@
 # Cross-builds pleat for 64-bit Windows with Debian's MinGW-w64 GCC, as a
 # DLL, and runs its framework-free tests under Wine: pleat-check per ISA
-# (scalar, sse2, avx2, avx512) and the same-bits check between them, the fuzz
+# (every x86-64 variant) and the same-bits check between them, the fuzz
 # corpus replays, the thread and pool stress tests (Win32's locks and
 # condition variables, cpu/thread.c), the drape sample's smoke test, a
 # short pleat-bench run and the installed DLL from a C and a C++ project
 # (CMake and pkg-config, tests/consumer); then checks that pleat-check's
 # result hash equals this machine's: the same bits on Linux and Windows. The Criterion suites
 # do not run there (no Criterion for Windows here).
-# Inputs: SOURCE_DIR, WORK_DIR, GENERATOR, NATIVE_CHECK, PLEAT_MINGW_GCC,
+# Inputs: SOURCE_DIR, WORK_DIR, GENERATOR, NATIVE_CHECK, NATIVE_ISAS, PLEAT_MINGW_GCC,
 # PLEAT_MINGW_GXX, PLEAT_WINE.
 include(${CMAKE_CURRENT_LIST_DIR}/cross.cmake)
 
@@ -38,7 +38,10 @@ set(bin ${WORK_DIR}/bin)
 
 # Every variant this machine runs must have run under Wine too (one the CPU
 # lacks is skipped, 77, here and there).
-foreach(isa scalar sse2 avx2 avx512)
+if(NOT NATIVE_ISAS)
+  message(FATAL_ERROR "NATIVE_ISAS (this build's kernel variants) is not set")
+endif()
+foreach(isa IN LISTS NATIVE_ISAS)
   set(ENV{PLEAT_CPU_ISA} ${isa})
   execute_process(COMMAND ${NATIVE_CHECK} RESULT_VARIABLE rc OUTPUT_QUIET)
   unset(ENV{PLEAT_CPU_ISA})
