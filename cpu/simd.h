@@ -409,8 +409,8 @@ static inline vm vm_and(vm a, vm b) { return vu_and(a, b); }
 #define PLEAT_ALL_LANES ((1u << PLEAT_W) - 1u)
 
 /* Set lanes of a mask (at most 8 lanes without POPCNT). __builtin_popcount
- * is an instruction or three with POPCNT (AVX2, AVX-512) and on AArch64, but a libgcc call
- * in the SSE2 and scalar builds. */
+ * is an instruction or three with POPCNT (AVX2, AVX-512) and on AArch64,
+ * but a libgcc call in the SSE2 and scalar builds. */
 static inline unsigned pleat_lane_count(unsigned mask)
 {
 #if defined(__POPCNT__) || defined(__aarch64__)
