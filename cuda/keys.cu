@@ -35,7 +35,7 @@ __device__ static void block_box(float l[3], float h[3])
         hi[a][threadIdx.x] = h[a];
     }
     __syncthreads();
-    for (int stride = PLEAT_CUDA_BLOCK / 2; stride > 0; stride /= 2) {
+    for (unsigned stride = PLEAT_CUDA_BLOCK / 2; stride > 0; stride /= 2) {
         if (threadIdx.x < stride) {
             for (int a = 0; a < 3; ++a) {
                 float ol = lo[a][threadIdx.x + stride], oh = hi[a][threadIdx.x + stride];
