@@ -1,17 +1,22 @@
 # Runs pleat-check (CHECK) once per CPU kernel variant in ISAS ("cuda": the
-# GPU backend) and fails unless every variant the machine supports prints
+# GPU backend; "cuda_emulated": EMULATED_CHECK's CUDA backend, on the CPU's
+# CUDA emulator) and fails unless every variant the machine supports prints
 # the same result hash.
 # EMULATOR: optional command to run CHECK with (a cross build under qemu).
 set(first "")
 foreach(isa IN LISTS ISAS)
   set(args)
-  if(isa STREQUAL "cuda")
+  set(check ${CHECK})
+  if(isa STREQUAL "cuda" OR isa STREQUAL "cuda_emulated")
     unset(ENV{PLEAT_CPU_ISA})
     set(args --cuda)
+    if(isa STREQUAL "cuda_emulated")
+      set(check ${EMULATED_CHECK})
+    endif()
   else()
     set(ENV{PLEAT_CPU_ISA} ${isa})
   endif()
-  execute_process(COMMAND ${EMULATOR} ${CHECK} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+  execute_process(COMMAND ${EMULATOR} ${check} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
   if(rc EQUAL 77)
     message(STATUS "${isa}: not supported here, skipped")
     continue()

@@ -1,0 +1,138 @@
+/*
+ * The device side of the CUDA emulator (emu.h), for .cu files compiled as
+ * C++: the qualifiers, the thread indices, the warp intrinsics and atomics
+ * pleat's kernels use, and cudaLaunchKernelEx. A kernel is an ordinary
+ * function that every emulated thread runs on a fiber of its own; the warp
+ * intrinsics and __syncthreads are where threads wait for each other.
+ */
+#ifndef PLEAT_EMU_CUDA_RUNTIME_H
+#define PLEAT_EMU_CUDA_RUNTIME_H
+
+#include "cuda_runtime_api.h"
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+/* Shared memory is static storage in a section of its own, which the
+ * emulator fills with noise before each block runs: a kernel that reads it
+ * before writing it gets other bits than the CPU. */
+#define __shared__ static __attribute__((section("pleat_emu_shared"), aligned(16)))
+
+struct uint3 {
+    unsigned x, y, z;
+};
+struct dim3 {
+    unsigned x, y, z;
+    constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
+};
+
+typedef struct cudaLaunchConfig_t {
+    dim3 gridDim, blockDim;
+    size_t dynamicSmemBytes;
+    cudaStream_t stream;
+    void *attrs;
+    unsigned numAttrs;
+} cudaLaunchConfig_t;
+
+namespace pleat_emu {
+
+enum exchange_kind { SYNC_WARP, BALLOT, SHFL_XOR, SHFL_DOWN };
+
+/* One warp-wide step: this lane gives `value` (and `arg`) and waits until
+ * every lane of `mask` has made the same step; returns what it gets back. */
+uint64_t exchange(exchange_kind kind, unsigned mask, uint64_t value, unsigned arg);
+void sync_threads();
+/* Queues `grid` (run by every thread of every block) on config->stream. */
+cudaError_t launch(const cudaLaunchConfig_t *config, std::function<void()> grid);
+/* Queues `work`, which runs with device memory readable, on `stream`. */
+cudaError_t submit(cudaStream_t stream, std::function<void()> work);
+/* Aborts unless [p, p + bytes) lies in one device allocation (a fault on a GPU). */
+void expect_device(const void *p, size_t bytes, const char *what);
+
+template <typename T> uint64_t bits_of(T v)
+{
+    static_assert(std::is_trivially_copyable<T>::value && sizeof(T) <= 8, "shuffled type");
+    uint64_t b = 0;
+    std::memcpy(&b, &v, sizeof v);
+    return b;
+}
+template <typename T> T from_bits(uint64_t b)
+{
+    T v;
+    std::memcpy(&v, &b, sizeof v);
+    return v;
+}
+
+} // namespace pleat_emu
+
+/* The running thread's: the emulator sets them before it runs a thread. */
+extern uint3 threadIdx, blockIdx;
+extern dim3 blockDim, gridDim;
+
+inline void __syncthreads() { pleat_emu::sync_threads(); }
+inline void __syncwarp(unsigned mask = 0xffffffffu)
+{
+    pleat_emu::exchange(pleat_emu::SYNC_WARP, mask, 0, 0);
+}
+inline unsigned __ballot_sync(unsigned mask, int predicate)
+{
+    return (unsigned)pleat_emu::exchange(pleat_emu::BALLOT, mask, predicate != 0, 0);
+}
+/* Width 32 only: pleat's kernels shuffle across whole warps. */
+template <typename T> T __shfl_xor_sync(unsigned mask, T v, int lane_mask)
+{
+    return pleat_emu::from_bits<T>(
+        pleat_emu::exchange(pleat_emu::SHFL_XOR, mask, pleat_emu::bits_of(v), (unsigned)lane_mask));
+}
+template <typename T> T __shfl_down_sync(unsigned mask, T v, unsigned delta)
+{
+    return pleat_emu::from_bits<T>(
+        pleat_emu::exchange(pleat_emu::SHFL_DOWN, mask, pleat_emu::bits_of(v), delta));
+}
+inline int __popc(unsigned v) { return __builtin_popcount(v); }
+
+/* Atomics: emulated threads only switch inside the intrinsics above, so a
+ * read-modify-write is never interleaved. */
+template <typename T> inline T pleat_emu_fetch_add(T *p, T v)
+{
+    T old = *p;
+    *p = old + v;
+    return old;
+}
+inline unsigned atomicAdd(unsigned *p, unsigned v) { return pleat_emu_fetch_add(p, v); }
+inline int atomicAdd(int *p, int v) { return pleat_emu_fetch_add(p, v); }
+inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
+{
+    return pleat_emu_fetch_add(p, v);
+}
+inline unsigned atomicOr(unsigned *p, unsigned v)
+{
+    unsigned old = *p;
+    *p = old | v;
+    return old;
+}
+
+inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
+inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
+inline int min(int a, int b) { return a < b ? a : b; }
+
+/* The kernel's parameters are copied when it is queued, as on a GPU. */
+template <typename... Params, typename... Args>
+cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config, void (*kernel)(Params...),
+                               Args &&...args)
+{
+    std::tuple<std::decay_t<Params>...> params(std::forward<Args>(args)...);
+    return pleat_emu::launch(config, [kernel, params]() { std::apply(kernel, params); });
+}
+
+#endif

@@ -1,0 +1,121 @@
+/*
+ * The CUDA runtime API as pleat's CUDA backend and its GPU check use it,
+ * implemented on the CPU by the emulator (tests/cuda_emu/emu.h). Only the
+ * emulated builds put this folder on the include path: the real build uses
+ * the toolkit's headers. Names and error numbers are the runtime's; what a
+ * call does is described in emu.h, including where it is stricter than a
+ * GPU. C and C++.
+ */
+#ifndef PLEAT_EMU_CUDA_RUNTIME_API_H
+#define PLEAT_EMU_CUDA_RUNTIME_API_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum cudaError {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorInvalidConfiguration = 9,
+    cudaErrorNoDevice = 100,
+    cudaErrorInvalidDevice = 101,
+    cudaErrorInvalidResourceHandle = 400,
+    cudaErrorIllegalState = 401,
+    cudaErrorStreamCaptureUnsupported = 900,
+    cudaErrorStreamCaptureInvalidated = 901,
+    cudaErrorStreamCaptureIsolation = 905,
+    cudaErrorStreamCaptureImplicit = 906,
+    cudaErrorCapturedEvent = 907
+} cudaError_t;
+
+typedef struct pleat_emu_stream *cudaStream_t;
+typedef struct pleat_emu_event *cudaEvent_t;
+typedef struct pleat_emu_graph *cudaGraph_t;
+typedef struct pleat_emu_graph *cudaGraphExec_t;
+
+typedef enum cudaMemcpyKind {
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
+    cudaMemcpyDeviceToDevice = 3,
+    cudaMemcpyDefault = 4
+} cudaMemcpyKind;
+
+typedef enum cudaStreamCaptureStatus {
+    cudaStreamCaptureStatusNone = 0,
+    cudaStreamCaptureStatusActive = 1,
+    cudaStreamCaptureStatusInvalidated = 2
+} cudaStreamCaptureStatus;
+
+typedef enum cudaStreamCaptureMode {
+    cudaStreamCaptureModeGlobal = 0,
+    cudaStreamCaptureModeThreadLocal = 1,
+    cudaStreamCaptureModeRelaxed = 2
+} cudaStreamCaptureMode;
+
+#define cudaStreamDefault 0x0u
+#define cudaStreamNonBlocking 0x1u
+#define cudaEventDefault 0x0u
+#define cudaEventDisableTiming 0x2u
+#define cudaEventWaitDefault 0x0u
+
+typedef struct cudaDeviceProp {
+    char name[256];
+    size_t totalGlobalMem;
+    int warpSize, maxThreadsPerBlock, multiProcessorCount, major, minor;
+} cudaDeviceProp;
+
+const char *cudaGetErrorString(cudaError_t error);
+cudaError_t cudaGetLastError(void);
+cudaError_t cudaPeekAtLastError(void);
+cudaError_t cudaDriverGetVersion(int *version);
+cudaError_t cudaRuntimeGetVersion(int *version);
+
+cudaError_t cudaGetDeviceCount(int *count);
+cudaError_t cudaGetDevice(int *device);
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device);
+cudaError_t cudaDeviceSynchronize(void);
+
+cudaError_t cudaMalloc(void **ptr, size_t bytes);
+cudaError_t cudaFree(void *ptr);
+cudaError_t cudaMallocHost(void **ptr, size_t bytes);
+cudaError_t cudaFreeHost(void *ptr);
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind);
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t stream);
+cudaError_t cudaMemset(void *ptr, int value, size_t bytes);
+cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t stream);
+
+cudaError_t cudaStreamCreate(cudaStream_t *stream);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags);
+cudaError_t cudaStreamDestroy(cudaStream_t stream);
+cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags);
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph);
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus *status);
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                 unsigned long long flags);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+
+/* The emulator's own, for its tests: operations queued on stream and not
+ * run yet (a call that promises no sync leaves its work queued). */
+size_t pleat_emu_pending(cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

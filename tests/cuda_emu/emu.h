@@ -1,0 +1,83 @@
+/*
+ * The CUDA emulator's own declarations, shared by its files (runtime.cc:
+ * errors and the device; memory.cc; streams.cc: streams, events, copies and
+ * capture; engine.cc: the threads of a kernel).
+ *
+ * A CUDA device emulated on the CPU, for running pleat's CUDA backend (the
+ * .cu files compiled as C++, against cuda_runtime.h here) where no GPU is:
+ * CI runs the GPU check against it, so the kernels' logic and the backend's
+ * host code are tested on every change, not only when a GPU is lent.
+ *
+ * It is not a GPU. It runs one emulated thread at a time, so it says nothing
+ * of speed, of memory ordering between threads (each sees the others'
+ * writes at once: a fence, or a __syncwarp that only orders memory where
+ * another intrinsic already brings the lanes together, can go missing
+ * unseen) or of nvcc's code generation; a pass here is not a GPU result.
+ * What it does model, strictly:
+ *
+ * - Threads. Every thread of a block runs the kernel on a fiber of its own
+ *   and runs until it exits or reaches a warp intrinsic or __syncthreads,
+ *   where it waits for the lanes it names. Which waiting thread goes on
+ *   first is one legal schedule of many; PLEAT_CUDA_EMULATOR_ORDER=reverse
+ *   starts and resumes them in the other order, so code that depends on the
+ *   order between two sync points gives other bits in one of the two runs.
+ *   An intrinsic whose mask names a lane that has exited or waits
+ *   elsewhere, lanes meeting at different intrinsics, __syncthreads after a
+ *   thread of the block has exited, and a block that cannot go on all abort
+ *   with a message.
+ * - Memory. Shared memory and new device allocations are filled with noise.
+ *   Device memory is unreadable to the host except while the device works
+ *   (a host access is a segfault, as on a GPU); every allocation ends at a
+ *   guard page, so a kernel writing past it faults; copies, sets and CUB's
+ *   arguments must lie inside one allocation and match their direction.
+ *   cudaFree does not wait for queued work (nothing documents that it
+ *   does): work that runs after the free of its memory faults.
+ * - Streams. Work is queued, not run: it runs when the host waits for it
+ *   (a stream or event sync, a device sync, a copy into pageable memory),
+ *   in stream order, after the events it waits for; the legacy stream
+ *   orders against blocking streams. A missing wait reads stale bits.
+ *   A destroyed stream's work still runs; using its handle aborts.
+ * - Capture. Work queued on a capturing stream goes into the graph; a
+ *   graph launch queues it again with the same parameters. While a global
+ *   capture runs, allocation, freeing, a sync of the capturing stream or of
+ *   the device, and synchronous copies fail and invalidate it, as do a
+ *   pageable copy in the capture, a wait on an event recorded outside it,
+ *   and work on the legacy stream while a blocking stream captures.
+ * Anything else it does not model aborts rather than guess.
+ *
+ * One process-wide lock serialises every call; the kernels run on the
+ * calling thread's fibers while it is held. x86-64 only (the fiber switch).
+ */
+#ifndef PLEAT_EMU_EMU_H
+#define PLEAT_EMU_EMU_H
+
+#include "cuda_runtime.h"
+
+#include <mutex>
+
+namespace pleat_emu {
+
+/* runtime.cc */
+[[noreturn]] void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern std::recursive_mutex big_lock; /* every call holds it */
+typedef std::lock_guard<std::recursive_mutex> locked;
+cudaError_t fail(cudaError_t e); /* e, also left for cudaGetLastError */
+void fill_noise(void *p, size_t bytes);
+
+/* memory.cc */
+enum side { HOST, PINNED, DEVICE };
+/* Where [p, p + bytes) lies; HOST also when it runs out of an allocation,
+ * which straddles() tells. */
+side side_of(const void *p, size_t bytes);
+bool straddles(const void *p, size_t bytes);
+/* The device works: its memory is readable until the matching leave. */
+void device_enter();
+void device_leave();
+
+/* streams.cc: a call that a running capture forbids (allocation, a device
+ * sync) fails and invalidates the captures it conflicts with. */
+cudaError_t unsafe_call();
+
+} // namespace pleat_emu
+
+#endif

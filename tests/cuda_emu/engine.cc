@@ -1,0 +1,376 @@
+/* The CUDA emulator's kernels (emu.h): each thread of a block on a fiber of
+ * its own, switched only at the warp intrinsics and __syncthreads. */
+#include "emu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#if !defined(__x86_64__)
+#error "the CUDA emulator's fiber switch is written for x86-64"
+#endif
+
+using namespace pleat_emu;
+
+namespace {
+
+extern "C" void pleat_emu_switch(void **save_sp, void *load_sp);
+asm(R"(
+.text
+.p2align 4
+.globl pleat_emu_switch
+.hidden pleat_emu_switch
+.type pleat_emu_switch, @function
+pleat_emu_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+.size pleat_emu_switch, .-pleat_emu_switch
+)");
+
+const size_t STACK = 256 * 1024, GUARD = 4096;
+
+struct fiber {
+    void *sp;
+    char *stack; /* its lowest page is a guard */
+};
+
+enum thread_state { UNSTARTED, RUNNING, WAITING, READY, EXITED };
+
+struct thread_rec {
+    uint3 idx;
+    thread_state state;
+    bool at_syncthreads;
+    fiber *f;
+    uint64_t result;
+};
+
+/* Lanes of one warp waiting at one intrinsic. */
+struct warp_wait {
+    pleat_emu::exchange_kind kind;
+    unsigned mask, arrived;
+    uint64_t value[32];
+    unsigned arg[32];
+};
+
+struct block_run {
+    const std::function<void()> *body;
+    unsigned n;
+    uint3 bidx;
+    std::vector<thread_rec> threads;
+    std::vector<unsigned> order; /* which thread starts and resumes first */
+    unsigned started, exited, at_syncthreads;
+    std::vector<std::vector<warp_wait>> waits; /* per warp */
+    std::vector<unsigned> exited_lanes;        /* per warp */
+};
+
+block_run *blk;
+thread_rec *cur;
+fiber *cur_fiber;
+void *sched_sp;
+std::vector<fiber *> idle_fibers;
+/* PLEAT_CUDA_EMULATOR_ORDER=reverse: threads start and resume last first */
+bool reverse_order = [] {
+    const char *order = getenv("PLEAT_CUDA_EMULATOR_ORDER");
+    return order && strcmp(order, "reverse") == 0;
+}();
+
+const char *kind_name(pleat_emu::exchange_kind k)
+{
+    switch (k) {
+    case pleat_emu::SYNC_WARP: return "__syncwarp";
+    case pleat_emu::BALLOT: return "__ballot_sync";
+    case pleat_emu::SHFL_XOR: return "__shfl_xor_sync";
+    case pleat_emu::SHFL_DOWN: return "__shfl_down_sync";
+    }
+    return "?";
+}
+
+unsigned tid_of(const thread_rec *t) { return (unsigned)(t - blk->threads.data()); }
+
+void to_scheduler() { pleat_emu_switch(&cur_fiber->sp, sched_sp); }
+
+void become(thread_rec *t)
+{
+    cur = t;
+    if (t)
+        threadIdx = t->idx;
+}
+
+void run_on(fiber *f, thread_rec *t)
+{
+    cur_fiber = f;
+    become(t);
+    pleat_emu_switch(&sched_sp, f->sp);
+}
+
+void thread_exit(thread_rec *t)
+{
+    unsigned tid = tid_of(t), lane = tid % 32;
+    for (const warp_wait &w : blk->waits[tid / 32])
+        if (w.mask >> lane & 1)
+            die("thread %u of block %u exited while lanes of its warp wait for it at %s", tid,
+                blk->bidx.x, kind_name(w.kind));
+    if (blk->at_syncthreads)
+        die("thread %u of block %u exited while others wait at __syncthreads", tid, blk->bidx.x);
+    t->state = EXITED;
+    ++blk->exited;
+    blk->exited_lanes[tid / 32] |= 1u << lane;
+}
+
+/* Every fiber runs this: unstarted threads of the block, one after another,
+ * until none is left; then it waits to be given the next block. */
+[[noreturn]] void fiber_main()
+{
+    for (;;) {
+        while (blk->started < blk->n) {
+            thread_rec *t = &blk->threads[blk->order[blk->started++]];
+            t->state = RUNNING;
+            t->f = cur_fiber;
+            become(t);
+            (*blk->body)();
+            thread_exit(cur);
+        }
+        idle_fibers.push_back(cur_fiber);
+        to_scheduler();
+    }
+}
+
+extern "C" [[noreturn]] void pleat_emu_fiber_entry() { fiber_main(); }
+
+fiber *new_fiber()
+{
+    static unsigned made;
+    void *m = mmap(nullptr, STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED || mprotect(m, GUARD, PROT_NONE))
+        die("no memory for a fiber stack");
+    fiber *f = new fiber;
+    f->stack = (char *)m;
+    /* Each stack's top at another offset: at the same one, the switches'
+     * loads and stores would all fall into the same cache sets. */
+    const size_t stagger = (size_t)(made++ * 17 % 1024) * 64;
+    /* what pleat_emu_switch pops: six registers, then the return address;
+     * the entry then sees the stack as a called function does */
+    void **sp = (void **)(f->stack + STACK - stagger);
+    *--sp = nullptr;
+    *--sp = (void *)pleat_emu_fiber_entry;
+    for (int r = 0; r < 6; ++r)
+        *--sp = nullptr;
+    f->sp = sp;
+    return f;
+}
+
+extern "C" char __start_pleat_emu_shared[] __attribute__((weak));
+extern "C" char __stop_pleat_emu_shared[] __attribute__((weak));
+
+[[noreturn]] void deadlock()
+{
+    fprintf(stderr, "pleat CUDA emulator: block %u cannot go on:\n", blk->bidx.x);
+    for (unsigned w = 0; w < blk->waits.size(); ++w)
+        for (const warp_wait &ww : blk->waits[w])
+            fprintf(stderr, "  warp %u: lanes %08x of mask %08x wait at %s\n", w, ww.arrived,
+                    ww.mask, kind_name(ww.kind));
+    if (blk->at_syncthreads)
+        fprintf(stderr, "  %u threads wait at __syncthreads\n", blk->at_syncthreads);
+    die("deadlock");
+}
+
+void run_block(block_run &b)
+{
+    blk = &b;
+    if (__start_pleat_emu_shared)
+        fill_noise(__start_pleat_emu_shared,
+                   (size_t)(__stop_pleat_emu_shared - __start_pleat_emu_shared));
+    for (;;) {
+        if (b.started < b.n) {
+            fiber *f;
+            if (idle_fibers.empty()) {
+                f = new_fiber();
+            } else {
+                f = idle_fibers.back();
+                idle_fibers.pop_back();
+            }
+            run_on(f, nullptr);
+            continue;
+        }
+        if (b.exited == b.n)
+            break;
+        bool resumed = false;
+        for (unsigned k = 0; k < b.n; ++k) {
+            thread_rec *t = &b.threads[b.order[k]];
+            if (t->state == READY) {
+                t->state = RUNNING;
+                run_on(t->f, t);
+                resumed = true;
+            }
+        }
+        if (!resumed && b.exited < b.n)
+            deadlock();
+    }
+    blk = nullptr;
+}
+
+void run_grid(const std::function<void()> &body, dim3 grid, dim3 block)
+{
+    block_run b;
+    b.body = &body;
+    b.n = block.x;
+    blockDim = dim3(block.x);
+    gridDim = dim3(grid.x);
+    b.threads.resize(b.n);
+    b.order.resize(b.n);
+    for (unsigned k = 0; k < b.n; ++k)
+        b.order[k] = reverse_order ? b.n - 1 - k : k;
+    b.waits.resize((b.n + 31) / 32);
+    b.exited_lanes.resize(b.waits.size());
+    for (unsigned x = 0; x < grid.x; ++x) {
+        b.bidx = blockIdx = uint3{x, 0, 0};
+        for (unsigned t = 0; t < b.n; ++t)
+            b.threads[t] = thread_rec{{t, 0, 0}, UNSTARTED, false, nullptr, 0};
+        b.started = b.exited = b.at_syncthreads = 0;
+        std::fill(b.exited_lanes.begin(), b.exited_lanes.end(), 0u);
+        run_block(b);
+    }
+}
+
+/* What each lane of a completed wait gets back. */
+void complete(warp_wait &w, unsigned warp, unsigned self_lane, uint64_t *self_result)
+{
+    uint64_t ballot = 0;
+    for (unsigned l = 0; l < 32; ++l)
+        if ((w.mask >> l & 1) && w.value[l])
+            ballot |= 1ull << l;
+    for (unsigned l = 0; l < 32; ++l) {
+        if (!(w.mask >> l & 1))
+            continue;
+        uint64_t r = 0;
+        if (w.kind == pleat_emu::BALLOT) {
+            r = ballot;
+        } else if (w.kind == pleat_emu::SHFL_XOR || w.kind == pleat_emu::SHFL_DOWN) {
+            unsigned src = w.kind == pleat_emu::SHFL_XOR ? l ^ w.arg[l] : l + w.arg[l];
+            if (w.kind == pleat_emu::SHFL_DOWN && src >= 32)
+                src = l;
+            if (src >= 32 || !(w.mask >> src & 1))
+                die("lane %u of warp %u shuffles from lane %u, outside the mask %08x", l, warp,
+                    src, w.mask);
+            r = w.value[src];
+        }
+        if (l == self_lane) {
+            *self_result = r;
+        } else {
+            thread_rec &t = blk->threads[warp * 32 + l];
+            t.result = r;
+            t.state = READY;
+        }
+    }
+}
+
+} // namespace
+
+uint3 threadIdx, blockIdx;
+dim3 blockDim, gridDim;
+
+/* ---- what the device side calls -------------------------------------------- */
+
+namespace pleat_emu {
+
+uint64_t exchange(exchange_kind kind, unsigned mask, uint64_t value, unsigned arg)
+{
+    if (!blk)
+        die("%s outside a kernel", kind_name(kind));
+    thread_rec *t = cur;
+    const unsigned tid = tid_of(t), warp = tid / 32, lane = tid % 32;
+    const unsigned width = blk->n - warp * 32 < 32 ? blk->n - warp * 32 : 32;
+    const unsigned exists = width == 32 ? ~0u : (1u << width) - 1;
+    if (!(mask >> lane & 1))
+        die("thread %u calls %s with a mask (%08x) without its own lane", tid, kind_name(kind),
+            mask);
+    if (mask & ~exists)
+        die("%s names lanes (%08x) that warp %u does not have", kind_name(kind), mask, warp);
+    if (unsigned gone = mask & blk->exited_lanes[warp])
+        die("thread %u waits at %s for lane %u, which has exited", tid, kind_name(kind),
+            (unsigned)__builtin_ctz(gone));
+    std::vector<warp_wait> &waits = blk->waits[warp];
+    warp_wait *w = nullptr;
+    for (warp_wait &x : waits) {
+        if (x.mask == mask)
+            w = &x;
+        else if (x.mask & mask)
+            die("lanes of warp %u wait with overlapping masks %08x and %08x", warp, x.mask, mask);
+    }
+    if (!w) {
+        waits.push_back(warp_wait{kind, mask, 0, {}, {}});
+        w = &waits.back();
+    } else if (w->kind != kind) {
+        die("lanes of warp %u meet at different intrinsics: %s and %s", warp, kind_name(w->kind),
+            kind_name(kind));
+    }
+    w->value[lane] = value;
+    w->arg[lane] = arg;
+    w->arrived |= 1u << lane;
+    if (w->arrived != mask) {
+        t->state = WAITING;
+        to_scheduler();
+        return t->result;
+    }
+    uint64_t result = 0;
+    complete(*w, warp, lane, &result);
+    waits.erase(waits.begin() + (w - waits.data()));
+    return result;
+}
+
+void sync_threads()
+{
+    if (!blk)
+        die("__syncthreads outside a kernel");
+    if (blk->exited)
+        die("__syncthreads in block %u after %u of its threads exited", blk->bidx.x, blk->exited);
+    thread_rec *t = cur;
+    if (++blk->at_syncthreads < blk->n) {
+        t->state = WAITING;
+        t->at_syncthreads = true;
+        to_scheduler();
+        return;
+    }
+    blk->at_syncthreads = 0;
+    for (thread_rec &o : blk->threads) {
+        if (o.at_syncthreads) {
+            o.at_syncthreads = false;
+            o.state = READY;
+        }
+    }
+}
+
+cudaError_t launch(const cudaLaunchConfig_t *c, std::function<void()> grid)
+{
+    locked g(big_lock);
+    if (!c)
+        return fail(cudaErrorInvalidValue);
+    const dim3 gd = c->gridDim, bd = c->blockDim;
+    if (bd.x == 0 || bd.y == 0 || bd.z == 0 || (size_t)bd.x * bd.y * bd.z > 1024 || gd.x == 0 ||
+        gd.y == 0 || gd.z == 0 || gd.x > 0x7fffffffu || gd.y > 65535 || gd.z > 65535)
+        return fail(cudaErrorInvalidConfiguration);
+    if (bd.y != 1 || bd.z != 1 || gd.y != 1 || gd.z != 1 || c->dynamicSmemBytes || c->numAttrs)
+        die("only 1-D launches without dynamic shared memory or attributes are emulated");
+    auto body = std::make_shared<std::function<void()>>(std::move(grid));
+    return submit(c->stream, [body, gd, bd]() { run_grid(*body, gd, bd); });
+}
+
+} // namespace pleat_emu

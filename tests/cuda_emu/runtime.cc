@@ -1,0 +1,128 @@
+/* The CUDA emulator: errors, versions and the one device (emu.h). */
+#include "emu.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+namespace pleat_emu {
+
+[[noreturn]] void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("pleat CUDA emulator: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    abort();
+}
+
+std::recursive_mutex big_lock;
+thread_local cudaError_t last_error = cudaSuccess;
+
+cudaError_t fail(cudaError_t e)
+{
+    if (e != cudaSuccess)
+        last_error = e;
+    return e;
+}
+
+/* Noise: xorshift64*, from a fixed seed, so each run fills the same bits. */
+static uint64_t noise_state = 0x9e3779b97f4a7c15ull;
+void fill_noise(void *p, size_t bytes)
+{
+    unsigned char *c = (unsigned char *)p;
+    for (size_t i = 0; i < bytes; i += 8) {
+        noise_state ^= noise_state >> 12;
+        noise_state ^= noise_state << 25;
+        noise_state ^= noise_state >> 27;
+        uint64_t v = noise_state * 0x2545f4914f6cdd1dull;
+        memcpy(c + i, &v, bytes - i < 8 ? bytes - i : 8);
+    }
+}
+
+} // namespace pleat_emu
+
+using namespace pleat_emu;
+
+extern "C" {
+
+const char *cudaGetErrorString(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
+    case cudaErrorStreamCaptureUnsupported: return "not permitted while capturing";
+    case cudaErrorStreamCaptureInvalidated: return "the capture was invalidated";
+    case cudaErrorStreamCaptureIsolation: return "a dependency on work outside the capture";
+    case cudaErrorStreamCaptureImplicit: return "the legacy stream would wait for a capture";
+    case cudaErrorCapturedEvent: return "the event was recorded in a capture";
+    }
+    return "unknown error";
+}
+
+cudaError_t cudaGetLastError(void)
+{
+    cudaError_t e = last_error;
+    last_error = cudaSuccess;
+    return e;
+}
+
+cudaError_t cudaPeekAtLastError(void) { return last_error; }
+
+cudaError_t cudaDriverGetVersion(int *v)
+{
+    if (!v)
+        return fail(cudaErrorInvalidValue);
+    *v = 13000;
+    return cudaSuccess;
+}
+
+cudaError_t cudaRuntimeGetVersion(int *v) { return cudaDriverGetVersion(v); }
+
+cudaError_t cudaGetDeviceCount(int *count)
+{
+    if (!count)
+        return fail(cudaErrorInvalidValue);
+    *count = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int *device)
+{
+    if (!device)
+        return fail(cudaErrorInvalidValue);
+    *device = 0;
+    return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device)
+{
+    return device == 0 ? cudaSuccess : fail(cudaErrorInvalidDevice);
+}
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device)
+{
+    if (!prop)
+        return fail(cudaErrorInvalidValue);
+    if (device != 0)
+        return fail(cudaErrorInvalidDevice);
+    memset(prop, 0, sizeof *prop);
+    snprintf(prop->name, sizeof prop->name, "pleat CUDA emulator");
+    prop->totalGlobalMem = (size_t)16 << 30;
+    prop->warpSize = 32;
+    prop->maxThreadsPerBlock = 1024;
+    prop->multiProcessorCount = 1;
+    prop->major = 9;
+    return cudaSuccess;
+}
+
+} // extern "C"

@@ -1,0 +1,478 @@
+/*
+ * The CUDA emulator's own tests: that it computes what a GPU computes for the
+ * intrinsics, the sort and the copies pleat uses, and that it catches what
+ * it promises to catch (emu.cc): stale reads from a missing wait, capture
+ * rules, host access to device memory, writes past an allocation, lanes
+ * that leave a warp intrinsic waiting, shared memory read before it is
+ * written, and order-dependent code (the expected result of the racy kernel
+ * depends on PLEAT_CUDA_EMULATOR_ORDER, so CTest runs this in both orders).
+ * Exit status 0 when every check passed.
+ */
+#include "cub/device/device_radix_sort.cuh"
+#include "cuda_runtime.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <vector>
+
+static int failures, checks;
+
+static void expect(bool ok, const char *what)
+{
+    ++checks;
+    if (!ok) {
+        printf("FAIL %s\n", what);
+        ++failures;
+    }
+}
+
+template <typename... Params, typename... Args>
+static cudaError_t launch(void (*kernel)(Params...), unsigned blocks, unsigned threads,
+                          cudaStream_t stream, Args... args)
+{
+    cudaLaunchConfig_t c = {};
+    c.gridDim = dim3(blocks);
+    c.blockDim = dim3(threads);
+    c.stream = stream;
+    return cudaLaunchKernelEx(&c, kernel, args...);
+}
+
+template <typename T> static T *device(size_t n)
+{
+    void *p = nullptr;
+    if (cudaMalloc(&p, n * sizeof(T)) != cudaSuccess)
+        abort();
+    return (T *)p;
+}
+
+template <typename T> static std::vector<T> back(const T *d, size_t n)
+{
+    std::vector<T> h(n);
+    if (cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost) != cudaSuccess)
+        abort();
+    return h;
+}
+
+/* Whether fn, run in a child process, dies of signal sig. */
+template <typename F> static bool dies_of(int sig, F fn)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stderr); /* the emulator's message is expected */
+        fn();
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFSIGNALED(status) && WTERMSIG(status) == sig;
+}
+
+/* ---- intrinsics ------------------------------------------------------------ */
+
+__global__ void intrinsics_kernel(unsigned *out)
+{
+    const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    out[4 * t] = __ballot_sync(0xffffffffu, t % 3 == 0);
+    out[4 * t + 1] = __shfl_xor_sync(0xffffffffu, t * 7, 5);
+    out[4 * t + 2] = __shfl_down_sync(0xffffffffu, t * 7, 3);
+    unsigned long long wide = (unsigned long long)t << 33;
+    out[4 * t + 3] = (unsigned)(__shfl_down_sync(0xffffffffu, wide, 16) >> 33);
+}
+
+static void intrinsics()
+{
+    const unsigned blocks = 2, threads = 96, n = blocks * threads;
+    unsigned *d = device<unsigned>(4 * n);
+    expect(launch(intrinsics_kernel, blocks, threads, nullptr, d) == cudaSuccess, "launch");
+    std::vector<unsigned> h = back(d, 4 * n);
+    bool ballot = true, xors = true, down = true, wide = true;
+    for (unsigned t = 0; t < n; ++t) {
+        unsigned warp = t / 32 * 32, lane = t % 32, want = 0;
+        for (unsigned l = 0; l < 32; ++l)
+            want |= (unsigned)((warp + l) % 3 == 0) << l;
+        ballot &= h[4 * t] == want;
+        xors &= h[4 * t + 1] == (warp + (lane ^ 5)) * 7;
+        down &= h[4 * t + 2] == (lane + 3 < 32 ? t + 3 : t) * 7;
+        wide &= h[4 * t + 3] == (lane + 16 < 32 ? t + 16 : t);
+    }
+    expect(ballot, "__ballot_sync");
+    expect(xors, "__shfl_xor_sync");
+    expect(down, "__shfl_down_sync (32 bits)");
+    expect(wide, "__shfl_down_sync (64 bits)");
+    cudaFree(d);
+}
+
+__global__ void block_sum_kernel(const unsigned *in, unsigned *out)
+{
+    __shared__ unsigned part[256];
+    part[threadIdx.x] = in[blockIdx.x * 256 + threadIdx.x];
+    __syncthreads();
+    for (unsigned stride = 128; stride > 0; stride /= 2) {
+        if (threadIdx.x < stride)
+            part[threadIdx.x] += part[threadIdx.x + stride];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        out[blockIdx.x] = part[0];
+}
+
+static void syncthreads()
+{
+    std::vector<unsigned> h(3 * 256);
+    for (size_t i = 0; i < h.size(); ++i)
+        h[i] = (unsigned)(i * i % 1000);
+    unsigned *in = device<unsigned>(h.size()), *out = device<unsigned>(3);
+    cudaMemcpy(in, h.data(), h.size() * sizeof(unsigned), cudaMemcpyHostToDevice);
+    launch(block_sum_kernel, 3, 256, nullptr, (const unsigned *)in, out);
+    std::vector<unsigned> sums = back(out, 3);
+    bool ok = true;
+    for (int b = 0; b < 3; ++b) {
+        unsigned want = 0;
+        for (int i = 0; i < 256; ++i)
+            want += h[b * 256 + i];
+        ok &= sums[b] == want;
+    }
+    expect(ok, "__syncthreads block reduction");
+    cudaFree(in);
+    cudaFree(out);
+}
+
+/* ---- memory ---------------------------------------------------------------- */
+
+__global__ void shared_noise_kernel(unsigned *out)
+{
+    __shared__ unsigned s;
+    out[blockIdx.x] = s;
+    s = 0x12345678u;
+}
+
+static void noise()
+{
+    unsigned *d = device<unsigned>(2);
+    launch(shared_noise_kernel, 2, 1, nullptr, d);
+    std::vector<unsigned> h = back(d, 2);
+    expect(h[1] != 0x12345678u, "shared memory is refilled with noise for each block");
+    cudaFree(d);
+    unsigned *fresh = device<unsigned>(1024);
+    std::vector<unsigned> f = back(fresh, 1024);
+    expect(std::count(f.begin(), f.end(), 0u) < 8, "new device memory is noise, not zeros");
+    cudaFree(fresh);
+}
+
+__global__ void fill_kernel(unsigned *out, unsigned n, unsigned value)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = value;
+}
+
+static void copies()
+{
+    unsigned *d = device<unsigned>(64);
+    std::vector<unsigned> h(65, 1);
+    expect(cudaMemcpy(d, h.data(), 65 * sizeof(unsigned), cudaMemcpyHostToDevice) ==
+               cudaErrorInvalidValue,
+           "a copy past the end of an allocation is refused");
+    expect(cudaGetLastError() == cudaErrorInvalidValue && cudaGetLastError() == cudaSuccess,
+           "cudaGetLastError returns the error once");
+    expect(cudaMemcpy(h.data(), d, 4, cudaMemcpyHostToDevice) == cudaErrorInvalidValue,
+           "a copy against its kind is refused");
+    expect(cudaPeekAtLastError() == cudaErrorInvalidValue &&
+               cudaPeekAtLastError() == cudaErrorInvalidValue,
+           "cudaPeekAtLastError leaves the error");
+    cudaGetLastError();
+    expect(cudaMemsetAsync(h.data(), 0, 4, nullptr) == cudaErrorInvalidValue,
+           "a set of host memory is refused");
+    cudaGetLastError();
+    expect(cudaFree(h.data()) == cudaErrorInvalidValue, "freeing host memory is refused");
+    cudaGetLastError();
+    cudaFree(d);
+}
+
+/* ---- streams ------------------------------------------------------------------ */
+
+static void streams()
+{
+    unsigned *d = device<unsigned>(256);
+    cudaMemset(d, 0, 256 * sizeof(unsigned));
+    cudaDeviceSynchronize();
+    cudaStream_t nb, blocking;
+    cudaStreamCreateWithFlags(&nb, cudaStreamNonBlocking);
+    cudaStreamCreate(&blocking);
+
+    launch(fill_kernel, 1, 256, nb, d, 256u, 7u);
+    expect(pleat_emu_pending(nb) == 1, "a launch is queued, not run");
+    expect(back(d, 256)[100] == 0,
+           "the legacy stream does not wait for a non-blocking stream (stale bits)");
+    cudaStreamSynchronize(nb);
+    expect(pleat_emu_pending(nb) == 0 && back(d, 256)[100] == 7, "a stream sync runs its work");
+
+    launch(fill_kernel, 1, 256, blocking, d, 256u, 9u);
+    expect(back(d, 256)[200] == 9, "the legacy stream waits for a blocking stream");
+
+    cudaEvent_t e;
+    cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+    launch(fill_kernel, 1, 256, nb, d, 256u, 11u);
+    cudaEventRecord(e, nb);
+    cudaStreamWaitEvent(blocking, e, 0);
+    launch(fill_kernel, 1, 128, blocking, d, 128u, 12u);
+    cudaStreamSynchronize(blocking);
+    std::vector<unsigned> h = back(d, 256);
+    expect(h[0] == 12 && h[200] == 11, "a stream waits for the event it was told to");
+
+    /* a destroyed stream's work still runs */
+    launch(fill_kernel, 1, 256, nb, d, 256u, 13u);
+    cudaEventRecord(e, nb);
+    cudaStreamDestroy(nb);
+    cudaEventSynchronize(e);
+    expect(back(d, 256)[5] == 13, "a destroyed stream's queued work runs");
+    cudaEventDestroy(e);
+    cudaStreamDestroy(blocking);
+    cudaFree(d);
+}
+
+/* ---- capture ----------------------------------------------------------------- */
+
+__global__ void add_kernel(unsigned *out, unsigned v) { out[threadIdx.x] += v; }
+
+static void capture()
+{
+    unsigned *d = device<unsigned>(32);
+    cudaMemset(d, 0, 32 * sizeof(unsigned));
+    cudaDeviceSynchronize(); /* s does not wait for the legacy stream */
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t exec = nullptr;
+
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    expect(cudaStreamIsCapturing(s, &st) == cudaSuccess && st == cudaStreamCaptureStatusActive,
+           "capture status");
+    launch(add_kernel, 1, 32, s, d, 5u);
+    expect(pleat_emu_pending(s) == 0, "a captured launch is not queued");
+    expect(cudaStreamEndCapture(s, &g) == cudaSuccess && g, "end capture");
+    expect(cudaGraphInstantiate(&exec, g, 0) == cudaSuccess, "instantiate");
+    cudaGraphLaunch(exec, s);
+    cudaGraphLaunch(exec, s);
+    cudaStreamSynchronize(s);
+    expect(back(d, 32)[31] == 10, "a graph replays its launch with the captured parameters");
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(g);
+
+    void *p = nullptr;
+    unsigned host = 0;
+    cudaEvent_t outside;
+    cudaEventCreateWithFlags(&outside, cudaEventDisableTiming);
+    cudaEventRecord(outside, nullptr);
+    struct {
+        const char *what;
+        cudaError_t want;
+        int call;
+    } cases[] = {
+        {"cudaMalloc while capturing", cudaErrorStreamCaptureUnsupported, 0},
+        {"a stream sync while capturing", cudaErrorStreamCaptureUnsupported, 1},
+        {"a pageable copy in a capture", cudaErrorStreamCaptureUnsupported, 2},
+        {"a wait on an event recorded outside the capture", cudaErrorStreamCaptureIsolation, 3},
+        {"a device sync while capturing", cudaErrorStreamCaptureUnsupported, 4},
+    };
+    for (const auto &c : cases) {
+        cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+        cudaError_t e = c.call == 0   ? cudaMalloc(&p, 64)
+                        : c.call == 1 ? cudaStreamSynchronize(s)
+                        : c.call == 2 ? cudaMemcpyAsync(d, &host, 4, cudaMemcpyHostToDevice, s)
+                        : c.call == 3 ? cudaStreamWaitEvent(s, outside, 0)
+                                      : cudaDeviceSynchronize();
+        expect(e == c.want, c.what);
+        expect(cudaStreamEndCapture(s, &g) == cudaErrorStreamCaptureInvalidated && !g, c.what);
+        cudaGetLastError();
+    }
+    cudaEventDestroy(outside);
+
+    cudaStream_t blocking;
+    cudaStreamCreate(&blocking);
+    cudaStreamBeginCapture(blocking, cudaStreamCaptureModeGlobal);
+    expect(cudaStreamIsCapturing(nullptr, &st) == cudaErrorStreamCaptureImplicit,
+           "the legacy stream's capture query while a blocking stream captures");
+    expect(cudaMemsetAsync(d, 0, 4, nullptr) == cudaErrorStreamCaptureImplicit,
+           "legacy-stream work while a blocking stream captures");
+    expect(cudaStreamEndCapture(blocking, &g) == cudaErrorStreamCaptureInvalidated,
+           "which invalidates the capture");
+    cudaGetLastError();
+    cudaStreamDestroy(blocking);
+    cudaStreamDestroy(s);
+    cudaFree(d);
+}
+
+/* ---- CUB ---------------------------------------------------------------------- */
+
+static void sort()
+{
+    const size_t n = 10007;
+    std::vector<uint32_t> keys(n), values(n);
+    uint64_t r = 88172645463325252ull;
+    for (size_t i = 0; i < n; ++i) {
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        keys[i] = (uint32_t)r & 0x0fff00ffu; /* few distinct digits: many ties */
+        values[i] = (uint32_t)i;
+    }
+    uint32_t *k_in = device<uint32_t>(n), *k_out = device<uint32_t>(n),
+             *v_in = device<uint32_t>(n), *v_out = device<uint32_t>(n);
+    cudaMemcpy(k_in, keys.data(), n * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(v_in, values.data(), n * 4, cudaMemcpyHostToDevice);
+    size_t bytes = 0;
+    cub::DeviceRadixSort::SortPairs(nullptr, bytes, k_in, k_out, v_in, v_out, n, 3, 27);
+    void *temp = nullptr;
+    cudaMalloc(&temp, bytes);
+    size_t short_bytes = bytes - 1;
+    expect(cub::DeviceRadixSort::SortPairs(temp, short_bytes, (const uint32_t *)k_in, k_out,
+                                           (const uint32_t *)v_in, v_out, n, 3, 27) ==
+               cudaErrorInvalidValue,
+           "too little temporary storage is refused");
+    expect(cub::DeviceRadixSort::SortPairs(temp, bytes, (const uint32_t *)k_in, k_out,
+                                           (const uint32_t *)v_in, v_out, n, 3, 27) ==
+               cudaSuccess,
+           "SortPairs");
+    std::vector<uint32_t> order(n);
+    for (size_t i = 0; i < n; ++i)
+        order[i] = (uint32_t)i;
+    const uint32_t mask = ((1u << 24) - 1) << 3;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return (keys[a] & mask) < (keys[b] & mask); });
+    std::vector<uint32_t> got_k = back(k_out, n), got_v = back(v_out, n);
+    bool same = true;
+    for (size_t i = 0; i < n; ++i)
+        same &= got_v[i] == order[i] && got_k[i] == keys[order[i]];
+    expect(same, "SortPairs is a stable sort on the bit range, keys carried whole");
+    expect(back(k_in, n) == keys, "SortPairs leaves its input keys as they were");
+    cudaFree(temp);
+    cudaFree(k_in);
+    cudaFree(k_out);
+    cudaFree(v_in);
+    cudaFree(v_out);
+}
+
+/* ---- what aborts ---------------------------------------------------------------- */
+
+__global__ void early_exit_kernel(unsigned *out)
+{
+    if (threadIdx.x == 7)
+        return;
+    out[threadIdx.x] = __ballot_sync(0xffffffffu, 1);
+}
+
+__global__ void divergent_kernel(unsigned *out)
+{
+    if (threadIdx.x < 16)
+        out[threadIdx.x] = __ballot_sync(0xffffffffu, 1);
+    else
+        out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, threadIdx.x, 1);
+}
+
+__global__ void sync_after_exit_kernel(unsigned *out)
+{
+    if (threadIdx.x >= 32)
+        return;
+    __syncthreads();
+    out[threadIdx.x] = 1;
+}
+
+__global__ void stuck_kernel(unsigned *out)
+{
+    if (threadIdx.x == 3)
+        __syncthreads();
+    else
+        __syncwarp();
+    out[threadIdx.x] = 1;
+}
+
+__global__ void past_end_kernel(unsigned *out, unsigned n) { out[n + threadIdx.x] = 1; }
+
+static void aborts()
+{
+    unsigned *d = device<unsigned>(64);
+    auto run = [d](void (*k)(unsigned *), unsigned threads) {
+        return [d, k, threads]() {
+            launch(k, 1, threads, nullptr, d);
+            cudaDeviceSynchronize();
+        };
+    };
+    expect(dies_of(SIGABRT, run(early_exit_kernel, 32)),
+           "a lane that exits before a warp intrinsic waiting for it aborts");
+    expect(dies_of(SIGABRT, run(divergent_kernel, 32)),
+           "lanes meeting at different intrinsics abort");
+    expect(dies_of(SIGABRT, run(sync_after_exit_kernel, 64)),
+           "__syncthreads after threads exited aborts");
+    expect(dies_of(SIGABRT, run(stuck_kernel, 32)), "a block that cannot go on aborts");
+    expect(dies_of(SIGSEGV, [d]() { *(volatile unsigned *)d = 1; }),
+           "the host touching device memory faults");
+    expect(dies_of(SIGSEGV,
+                   [d]() {
+                       launch(past_end_kernel, 1, 1, nullptr, d, 64u);
+                       cudaDeviceSynchronize();
+                   }),
+           "a kernel writing past its allocation faults");
+    expect(dies_of(SIGSEGV,
+                   []() {
+                       unsigned *x = device<unsigned>(64);
+                       cudaStream_t s;
+                       cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+                       launch(fill_kernel, 1, 64, s, x, 64u, 1u);
+                       cudaFree(x); /* does not wait for s */
+                       cudaStreamSynchronize(s);
+                   }),
+           "queued work on memory freed before it ran faults");
+    cudaFree(d);
+}
+
+/* ---- order ------------------------------------------------------------------------ */
+
+/* Lane 2 writes what lane 3 reads, with no sync between: which value lane 3
+ * sees is the schedule's choice. */
+__global__ void racy_kernel(unsigned *out)
+{
+    __shared__ unsigned s;
+    if (threadIdx.x == 0)
+        s = 1;
+    __syncwarp();
+    __ballot_sync(0xffffffffu, 1);
+    if (threadIdx.x == 2)
+        s = 2;
+    if (threadIdx.x == 3)
+        out[0] = s;
+}
+
+static void order()
+{
+    const char *o = getenv("PLEAT_CUDA_EMULATOR_ORDER");
+    const bool reverse = o && strcmp(o, "reverse") == 0;
+    unsigned *d = device<unsigned>(1);
+    launch(racy_kernel, 1, 32, nullptr, d);
+    expect(back(d, 1)[0] == (reverse ? 1u : 2u),
+           "the two orders schedule lanes between sync points differently");
+    cudaFree(d);
+}
+
+int main()
+{
+    intrinsics();
+    syncthreads();
+    noise();
+    copies();
+    streams();
+    capture();
+    sort();
+    aborts();
+    order();
+    printf("cuda emulator: %d passed, %d failed\n", checks - failures, failures);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,454 @@
+/* The CUDA emulator's streams, events, graphs and copies (emu.h): work is
+ * queued per stream and runs when the host waits for it. */
+#include "emu.h"
+
+#include <string.h>
+
+#include <deque>
+#include <memory>
+#include <thread>
+#include <vector>
+
+using namespace pleat_emu;
+
+namespace {
+typedef std::function<void()> work;
+} // namespace
+
+struct pleat_emu_graph {
+    std::vector<work> steps;
+};
+
+struct pleat_emu_stream {
+    bool legacy, nonblocking, destroyed;
+    std::deque<work> queue;
+    uint64_t submitted, done; /* work queued and work run, counted */
+    bool flushing;
+    pleat_emu_graph *capture; /* non-NULL while capturing */
+    bool invalidated;
+    cudaStreamCaptureMode mode;
+    std::thread::id capturer;
+};
+
+struct pleat_emu_event {
+    pleat_emu_stream *stream; /* where it was last recorded, outside a capture */
+    uint64_t seq;             /* the work it covers there */
+    pleat_emu_graph *captured;
+};
+
+namespace {
+
+pleat_emu_stream legacy_stream = {true, false, false, {}, 0, 0, false, nullptr, false,
+                                  cudaStreamCaptureModeGlobal, {}};
+std::vector<pleat_emu_stream *> streams = {&legacy_stream};
+
+pleat_emu_stream *stream_of(cudaStream_t s)
+{
+    pleat_emu_stream *st = s ? s : &legacy_stream;
+    if (st->destroyed)
+        die("a destroyed stream was used");
+    return st;
+}
+
+/* Runs st's work up to its seq-th item. */
+void flush(pleat_emu_stream *st, uint64_t seq)
+{
+    if (st->done >= seq)
+        return;
+    if (st->flushing)
+        die("streams wait for each other in a cycle");
+    st->flushing = true;
+    device_enter();
+    while (st->done < seq) {
+        work w = std::move(st->queue.front());
+        st->queue.pop_front();
+        w();
+        ++st->done;
+    }
+    device_leave();
+    st->flushing = false;
+}
+
+void flush_all()
+{
+    for (pleat_emu_stream *st : streams)
+        flush(st, st->submitted);
+}
+
+void push(pleat_emu_stream *st, work w)
+{
+    st->queue.push_back(std::move(w));
+    ++st->submitted;
+}
+
+/* The legacy stream and the blocking streams wait for each other's work. */
+void enqueue(pleat_emu_stream *st, work w)
+{
+    for (pleat_emu_stream *other : streams) {
+        bool orders = st->legacy ? !other->legacy && !other->nonblocking
+                                 : !st->nonblocking && other->legacy;
+        if (orders && other->submitted > other->done) {
+            uint64_t seq = other->submitted;
+            push(st, [other, seq]() { flush(other, seq); });
+        }
+    }
+    push(st, std::move(w));
+}
+
+/* A blocking stream being captured: the legacy stream may not touch it. */
+pleat_emu_stream *blocking_capture()
+{
+    for (pleat_emu_stream *st : streams)
+        if (st->capture && !st->legacy && !st->nonblocking && !st->destroyed)
+            return st;
+    return nullptr;
+}
+
+} // namespace
+
+cudaError_t pleat_emu::unsafe_call()
+{
+    bool conflict = false;
+    for (pleat_emu_stream *st : streams) {
+        if (st->capture && (st->mode == cudaStreamCaptureModeGlobal ||
+                            (st->mode == cudaStreamCaptureModeThreadLocal &&
+                             st->capturer == std::this_thread::get_id()))) {
+            st->invalidated = true;
+            conflict = true;
+        }
+    }
+    return conflict ? fail(cudaErrorStreamCaptureUnsupported) : cudaSuccess;
+}
+
+namespace {
+
+cudaError_t submit_to(pleat_emu_stream *st, work w)
+{
+    if (st->capture) {
+        if (st->invalidated)
+            return fail(cudaErrorStreamCaptureInvalidated);
+        st->capture->steps.push_back(std::move(w));
+        return cudaSuccess;
+    }
+    if (st->legacy) {
+        if (pleat_emu_stream *cap = blocking_capture()) {
+            cap->invalidated = true;
+            return fail(cudaErrorStreamCaptureImplicit);
+        }
+    }
+    enqueue(st, std::move(w));
+    return cudaSuccess;
+}
+
+/* Whether a copy's sides are those its kind names. */
+bool sides_match(cudaMemcpyKind kind, side dst, side src)
+{
+    switch (kind) {
+    case cudaMemcpyHostToDevice: return dst == DEVICE && src != DEVICE;
+    case cudaMemcpyDeviceToHost: return dst != DEVICE && src == DEVICE;
+    case cudaMemcpyDeviceToDevice: return dst == DEVICE && src == DEVICE;
+    case cudaMemcpyHostToHost: return dst != DEVICE && src != DEVICE;
+    case cudaMemcpyDefault: return true;
+    }
+    return false;
+}
+
+/* A copy on st. Device sides must hold the whole range. The host's
+ * pageable memory is read when the call is made (the runtime stages it)
+ * and written before the call returns (it waits); pinned memory is read
+ * and written when the copy runs. */
+cudaError_t copy_on(pleat_emu_stream *st, void *dst, const void *src, size_t bytes,
+                    cudaMemcpyKind kind, bool wait)
+{
+    if (bytes == 0)
+        return cudaSuccess;
+    side d = side_of(dst, bytes), s = side_of(src, bytes);
+    if (straddles(dst, bytes) || straddles(src, bytes) || !sides_match(kind, d, s))
+        return fail(cudaErrorInvalidValue);
+    if (st->capture && (d == HOST || s == HOST)) {
+        st->invalidated = true;
+        return fail(cudaErrorStreamCaptureUnsupported);
+    }
+    work w;
+    if (s == HOST) {
+        const char *from = (const char *)src;
+        auto staged = std::make_shared<std::vector<char>>(from, from + bytes);
+        w = [dst, staged]() { memcpy(dst, staged->data(), staged->size()); };
+    } else {
+        w = [dst, src, bytes]() { memmove(dst, src, bytes); };
+    }
+    cudaError_t e = submit_to(st, std::move(w));
+    if (e == cudaSuccess && (wait || d == HOST))
+        flush(st, st->submitted);
+    return e;
+}
+
+} // namespace
+
+cudaError_t pleat_emu::submit(cudaStream_t stream, std::function<void()> w)
+{
+    locked g(big_lock);
+    return submit_to(stream_of(stream), std::move(w));
+}
+
+extern "C" {
+
+cudaError_t cudaDeviceSynchronize(void)
+{
+    locked g(big_lock);
+    cudaError_t e = unsafe_call();
+    if (e == cudaSuccess)
+        flush_all();
+    return e;
+}
+
+/* On the legacy stream; returns once the host may reuse its memory (a
+ * copy from pageable memory may still be in flight, as the runtime says). */
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
+{
+    locked g(big_lock);
+    cudaError_t e = unsafe_call();
+    if (e != cudaSuccess)
+        return e;
+    side s = side_of(src, bytes);
+    return copy_on(&legacy_stream, dst, src, bytes, kind, s != HOST);
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t stream)
+{
+    locked g(big_lock);
+    return copy_on(stream_of(stream), dst, src, bytes, kind, false);
+}
+
+cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t stream)
+{
+    locked g(big_lock);
+    if (bytes == 0)
+        return cudaSuccess;
+    if (side_of(ptr, bytes) != DEVICE)
+        return fail(cudaErrorInvalidValue);
+    return submit_to(stream_of(stream), [ptr, value, bytes]() { memset(ptr, value, bytes); });
+}
+
+cudaError_t cudaMemset(void *ptr, int value, size_t bytes)
+{
+    return cudaMemsetAsync(ptr, value, bytes, nullptr);
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags)
+{
+    locked g(big_lock);
+    if (!stream || (flags & ~cudaStreamNonBlocking))
+        return fail(cudaErrorInvalidValue);
+    pleat_emu_stream *st = new pleat_emu_stream{false, (flags & cudaStreamNonBlocking) != 0,
+                                                false, {}, 0, 0, false, nullptr, false,
+                                                cudaStreamCaptureModeGlobal, {}};
+    streams.push_back(st);
+    *stream = st;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t *stream)
+{
+    return cudaStreamCreateWithFlags(stream, cudaStreamDefault);
+}
+
+/* Its queued work still runs (when waited for); the handle is dead. */
+cudaError_t cudaStreamDestroy(cudaStream_t stream)
+{
+    locked g(big_lock);
+    if (!stream)
+        return fail(cudaErrorInvalidResourceHandle);
+    pleat_emu_stream *st = stream_of(stream);
+    if (st->capture)
+        die("a capturing stream was destroyed");
+    st->destroyed = true;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+    locked g(big_lock);
+    pleat_emu_stream *st = stream_of(stream);
+    if (st->capture) {
+        st->invalidated = true;
+        return fail(cudaErrorStreamCaptureUnsupported);
+    }
+    if (st->legacy) {
+        if (pleat_emu_stream *cap = blocking_capture()) {
+            cap->invalidated = true;
+            return fail(cudaErrorStreamCaptureImplicit);
+        }
+        /* as an empty item of its own would: after the blocking streams */
+        for (pleat_emu_stream *other : streams)
+            if (!other->nonblocking)
+                flush(other, other->submitted);
+    }
+    flush(st, st->submitted);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags)
+{
+    locked g(big_lock);
+    pleat_emu_stream *st = stream_of(stream);
+    if (!event)
+        return fail(cudaErrorInvalidResourceHandle);
+    if (flags != cudaEventWaitDefault)
+        die("cudaStreamWaitEvent flags are not emulated");
+    if (st->capture) {
+        if (event->captured && event->captured != st->capture)
+            die("a wait on another capture's event is not emulated");
+        if (event->stream) {
+            st->invalidated = true;
+            return fail(cudaErrorStreamCaptureIsolation);
+        }
+        return cudaSuccess; /* captured in this graph, or never recorded */
+    }
+    if (event->captured)
+        die("a wait joining a capture is not emulated");
+    if (event->stream) {
+        pleat_emu_stream *on = event->stream;
+        uint64_t seq = event->seq;
+        return submit_to(st, [on, seq]() { flush(on, seq); });
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode)
+{
+    locked g(big_lock);
+    pleat_emu_stream *st = stream_of(stream);
+    if (st->legacy)
+        return fail(cudaErrorStreamCaptureUnsupported);
+    if (st->capture)
+        return fail(cudaErrorIllegalState);
+    st->capture = new pleat_emu_graph;
+    st->invalidated = false;
+    st->mode = mode;
+    st->capturer = std::this_thread::get_id();
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
+{
+    locked g(big_lock);
+    pleat_emu_stream *st = stream_of(stream);
+    if (!graph)
+        return fail(cudaErrorInvalidValue);
+    if (!st->capture)
+        return fail(cudaErrorIllegalState);
+    pleat_emu_graph *made = st->capture;
+    st->capture = nullptr;
+    if (st->invalidated) {
+        delete made;
+        *graph = nullptr;
+        return fail(cudaErrorStreamCaptureInvalidated);
+    }
+    *graph = made;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus *status)
+{
+    locked g(big_lock);
+    pleat_emu_stream *st = stream_of(stream);
+    if (!status)
+        return fail(cudaErrorInvalidValue);
+    if (st->legacy && blocking_capture())
+        return fail(cudaErrorStreamCaptureImplicit);
+    *status = !st->capture ? cudaStreamCaptureStatusNone
+              : st->invalidated ? cudaStreamCaptureStatusInvalidated
+                                : cudaStreamCaptureStatusActive;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
+{
+    locked g(big_lock);
+    if (!event || (flags & ~cudaEventDisableTiming))
+        return fail(cudaErrorInvalidValue);
+    *event = new pleat_emu_event{nullptr, 0, nullptr};
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event)
+{
+    locked g(big_lock);
+    if (!event)
+        return fail(cudaErrorInvalidResourceHandle);
+    delete event;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+    locked g(big_lock);
+    pleat_emu_stream *st = stream_of(stream);
+    if (!event)
+        return fail(cudaErrorInvalidResourceHandle);
+    if (st->capture) {
+        if (st->invalidated)
+            return fail(cudaErrorStreamCaptureInvalidated);
+        *event = pleat_emu_event{nullptr, 0, st->capture};
+        return cudaSuccess;
+    }
+    if (st->legacy && blocking_capture())
+        return fail(cudaErrorStreamCaptureImplicit);
+    *event = pleat_emu_event{st, st->submitted, nullptr};
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
+    locked g(big_lock);
+    if (!event)
+        return fail(cudaErrorInvalidResourceHandle);
+    if (event->captured)
+        return fail(cudaErrorCapturedEvent);
+    if (event->stream)
+        flush(event->stream, event->seq);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long)
+{
+    locked g(big_lock);
+    if (!exec || !graph)
+        return fail(cudaErrorInvalidValue);
+    *exec = new pleat_emu_graph(*graph);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
+{
+    locked g(big_lock);
+    if (!exec)
+        return fail(cudaErrorInvalidValue);
+    pleat_emu_stream *st = stream_of(stream);
+    for (const work &w : exec->steps) {
+        cudaError_t e = submit_to(st, w);
+        if (e != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+{
+    locked g(big_lock);
+    delete graph;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) { return cudaGraphDestroy(exec); }
+
+size_t pleat_emu_pending(cudaStream_t stream)
+{
+    locked g(big_lock);
+    pleat_emu_stream *st = stream_of(stream);
+    return (size_t)(st->submitted - st->done);
+}
+
+} // extern "C"
