@@ -11,9 +11,9 @@
  * the device buffer is left as it was. Then an error the application left
  * pending in the CUDA runtime: calls refuse to run on it and leave it
  * there. Then the asynchronous path (own stream, a CUDA graph), which call
- * the device status reports, the timings of a captured call, and two
- * contexts correcting disjoint subsets of one host array from two threads
- * at once.
+ * the device status reports, the timings of a captured call, scratch
+ * freed while calls are queued, and two contexts correcting disjoint
+ * subsets of one host array from two threads at once.
  */
 #include "reference.h"
 #include "scenes.h"
@@ -441,6 +441,48 @@ static void capture_and_timings(void)
     pleat_context_destroy(gpu);
 }
 
+/* A device call left queued on a stream of the caller's, then a larger call
+ * (which grows the scratch) and a destroy, neither waited for: scratch is
+ * freed only once the work that uses it is done, so each result is the
+ * CPU's. */
+static void free_while_queued(pleat_context *cpu)
+{
+    const char *name = "free while queued";
+    pleat_context *gpu = make(PLEAT_BACKEND_CUDA);
+    cudaStream_t st;
+    if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess)
+        die("cudaStreamCreate");
+    scene small = scene_make(SCENE_CLOUD, 3000, 0, 12);
+    scene large = scene_make(SCENE_FOLDED, 30000, 0, 13);
+    const scene *scenes[3] = {&small, &large, &small};
+    float *d[3], *want[3];
+    for (int k = 0; k < 3; ++k) {
+        const scene *sc = scenes[k];
+        size_t floats = (size_t)sc->count * 4;
+        pleat_params p = pleat_default_params();
+        p.distance = sc->distance;
+        want[k] = copy_floats(sc->particles, floats);
+        expect(pleat_self_collide(cpu, want[k], sc->count, &p, NULL) == PLEAT_OK, "cpu call", name);
+        d[k] = to_device(sc->particles, floats * sizeof(float));
+        expect(pleat_self_collide_device(gpu, d[k], sc->count, &p, st, NULL) == PLEAT_OK, "queued",
+               name);
+    }
+    pleat_context_destroy(gpu); /* the third call may still be queued */
+    expect(cudaStreamSynchronize(st) == cudaSuccess, "stream sync", name);
+    for (int k = 0; k < 3; ++k) {
+        size_t floats = (size_t)scenes[k]->count * 4;
+        float *got = from_device(d[k], floats);
+        expect(memcmp(got, want[k], floats * sizeof(float)) == 0, "particles differ", name);
+        free(got);
+        free(want[k]);
+        cudaFree(d[k]);
+    }
+    printf("%-24s %s\n", name, "done");
+    cudaStreamDestroy(st);
+    scene_free(&small);
+    scene_free(&large);
+}
+
 /* Two CUDA contexts on two threads correct the even and the odd particles of
  * one host array at the same time: the result must be the CPU's, run one
  * subset after the other (a context that wrote back particles it did not
@@ -493,6 +535,7 @@ int main(void)
     async_and_graph(cpu, gpu);
     status_rules(cpu);
     capture_and_timings();
+    free_while_queued(cpu);
     shared_array(cpu);
     pleat_context_destroy(cpu);
     pleat_context_destroy(gpu);
