@@ -28,7 +28,8 @@
  *   and everything when stiffness is 0 keep their bits; no particle moves
  *   further than its pairs allow; stats.pairs is the pair count;
  * - the same bits from every other ISA (PLEAT_CPU_ISA, tests/isas.h: those
- *   this machine has) and thread count.
+ *   this machine has) and thread count, and from the CUDA backend where a
+ *   context can have it (a GPU, or the CUDA emulator of tests/cuda_emu).
  */
 #include "fuzz_common.h"
 #include "grid_reference.h"
@@ -47,7 +48,7 @@
 /* every variant, then "" (the library's own choice), each at 1 to 3 threads */
 static const char *const isas[] = {PLEAT_TEST_ISAS, ""};
 #define NUM_ISAS ((int)(sizeof isas / sizeof isas[0]))
-#define MAX_CONTEXTS (3 * NUM_ISAS)
+#define MAX_CONTEXTS (3 * NUM_ISAS + 1) /* and CUDA */
 
 /* ---- contexts ---------------------------------------------------------- */
 
@@ -61,6 +62,7 @@ static fz_context contexts[MAX_CONTEXTS];
 static int verbose; /* PLEAT_FUZZ_VERBOSE set: print what each input did */
 static int num_contexts;
 static int single[NUM_ISAS]; /* one-thread context of each ISA, -1 if absent */
+static int cuda = -1;        /* the CUDA context, -1 if absent */
 
 static void fail(const char *what)
 {
@@ -111,6 +113,15 @@ void fz_init(void)
         }
     }
     CHECK(single[0] >= 0, "the scalar variant always exists");
+    pleat_context_desc d = pleat_default_context_desc();
+    d.backend = PLEAT_BACKEND_CUDA;
+    pleat_context *gpu = NULL;
+    pleat_status s = pleat_context_create(&d, &gpu);
+    CHECK(s == PLEAT_OK || s == PLEAT_ERROR_BACKEND_UNAVAILABLE, "CUDA context creation");
+    if (s == PLEAT_OK) {
+        cuda = num_contexts;
+        contexts[num_contexts++] = (fz_context){gpu, "cuda", 1};
+    }
     /* a variant that does not exist here is refused, not ignored */
     pleat_context *ctx = (pleat_context *)&num_contexts;
     CHECK(create("bogus", 1, &ctx) == PLEAT_ERROR_BACKEND_UNAVAILABLE,
@@ -662,14 +673,16 @@ static uint32_t *reference_pairs(const fz_case *c, size_t *num)
                                 p->rest_positions, p->distance, num);
 }
 
-/* Contexts to compare with: every one-thread ISA, and a multi-thread one. */
-static int others(unsigned first, int out[NUM_ISAS + 1])
+/* Contexts to compare with: every one-thread ISA, CUDA, and a multi-thread one. */
+static int others(unsigned first, int out[NUM_ISAS + 2])
 {
     int n = 0;
     int primary = (int)(first % (unsigned)num_contexts);
     for (int k = 0; k < NUM_ISAS; ++k)
         if (single[k] >= 0 && single[k] != primary)
             out[n++] = single[k];
+    if (cuda >= 0 && cuda != primary)
+        out[n++] = cuda;
     int multi = (int)((first * 7u + 3u) % (unsigned)num_contexts);
     if (contexts[multi].threads > 1 && multi != primary)
         out[n++] = multi;
@@ -788,8 +801,8 @@ void fz_collide(const uint8_t *data, size_t size)
         }
     }
 
-    /* the same bits from every other ISA and thread count */
-    int other[NUM_ISAS + 1];
+    /* the same bits from every other ISA and thread count, and CUDA */
+    int other[NUM_ISAS + 2];
     int n_other = others(c.first, other);
     float *again = xcalloc(4 * (size_t)c.count, sizeof(float));
     for (int k = 0; k < n_other; ++k) {
@@ -923,8 +936,8 @@ void fz_pairs(const uint8_t *data, size_t size)
     }
     free(small);
 
-    /* the same list from every other ISA and thread count */
-    int other[NUM_ISAS + 1];
+    /* the same list from every other ISA and thread count, and CUDA */
+    int other[NUM_ISAS + 2];
     int n_other = others(c.first, other);
     uint32_t *again = xcalloc(2 * total + 8, sizeof *again);
     for (int k = 0; k < n_other; ++k) {
