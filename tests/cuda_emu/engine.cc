@@ -47,9 +47,10 @@ pleat_emu_switch:
 
 const size_t STACK = 256 * 1024, GUARD = 4096;
 
+/* Kept above the guard page at the bottom of its own stack's mapping, not
+ * on the heap: nothing frees a fiber. */
 struct fiber {
     void *sp;
-    char *stack; /* its lowest page is a guard */
 };
 
 enum thread_state { UNSTARTED, RUNNING, WAITING, READY, EXITED };
@@ -136,8 +137,10 @@ void thread_exit(thread_rec *t)
 }
 
 /* Every fiber runs this: unstarted threads of the block, one after another,
- * until none is left; then it waits to be given the next block. */
-[[noreturn]] void fiber_main()
+ * until none is left; then it waits to be given the next block. Never
+ * returns (not marked so: under AddressSanitizer a call to a noreturn
+ * function unpoisons the stack it thinks it is on, the caller's). */
+void fiber_main()
 {
     for (;;) {
         while (blk->started < blk->n) {
@@ -153,7 +156,11 @@ void thread_exit(thread_rec *t)
     }
 }
 
-extern "C" [[noreturn]] void pleat_emu_fiber_entry() { fiber_main(); }
+extern "C" void pleat_emu_fiber_entry()
+{
+    fiber_main();
+    abort(); /* there is nothing to return to */
+}
 
 fiber *new_fiber()
 {
@@ -161,14 +168,14 @@ fiber *new_fiber()
     void *m = mmap(nullptr, STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED || mprotect(m, GUARD, PROT_NONE))
         die("no memory for a fiber stack");
-    fiber *f = new fiber;
-    f->stack = (char *)m;
+    char *stack = (char *)m;
+    fiber *f = (fiber *)(stack + GUARD);
     /* Each stack's top at another offset: at the same one, the switches'
      * loads and stores would all fall into the same cache sets. */
     const size_t stagger = (size_t)(made++ * 17 % 1024) * 64;
     /* what pleat_emu_switch pops: six registers, then the return address;
      * the entry then sees the stack as a called function does */
-    void **sp = (void **)(f->stack + STACK - stagger);
+    void **sp = (void **)(stack + STACK - stagger);
     *--sp = nullptr;
     *--sp = (void *)pleat_emu_fiber_entry;
     for (int r = 0; r < 6; ++r)
