@@ -17,7 +17,8 @@ __global__ void apply_kernel(pleat_cuda_frame f)
         v[c] = pleat_apply_sum(p[c], sum, &f.consts);
     }
     if (f.moved) {
-        f.moved[s] = pleat_cuda_moved{v[0], v[1], v[2], moved ? i : PLEAT_CUDA_UNMOVED};
+        const uint32_t particle = moved ? pleat_cuda_particle_at(f, i) : PLEAT_CUDA_UNMOVED;
+        f.moved[s] = pleat_cuda_moved{v[0], v[1], v[2], particle};
     } else if (moved) { /* an unmoved particle's bits stay as they are */
         for (int c = 0; c < 3; ++c)
             p[c] = v[c];

@@ -49,9 +49,10 @@ typedef struct pleat_cuda {
     /* find_pairs' own CUB temp: growing `temp` would free what a captured
      * device-pointer call's graph still uses */
     device_buffer pairs_temp;
-    /* host-pointer calls: staging copies of the caller's arrays, and the
-     * moved particles, on the device and in pinned host memory */
-    device_buffer in_particles, in_indices, in_rest, moved, host_moved;
+    /* host-pointer calls: staging copies of the caller's arrays (host_in:
+     * a subset's, gathered), and the moved particles, on the device and in
+     * pinned host memory */
+    device_buffer in_particles, in_indices, in_rest, moved, host_in, host_moved;
 } pleat_cuda;
 /* made with pleat_calloc and freed with pleat_free, without constructors */
 static_assert(std::is_trivially_default_constructible<pleat_cuda>::value &&
@@ -333,16 +334,50 @@ static pleat_status read_counters(pleat_cuda *cu, const pleat_cuda_frame &f, cud
     return flags_status(cu->host->flags);
 }
 
+/* A subset's particles, then their rest positions, copied in slot order
+ * into pinned staging, so that a host-pointer call reads only the particles
+ * that take part: other contexts may be writing the rest of the array at the
+ * same time. The indices are checked first, so a bad one is never read
+ * through. */
+static pleat_status gather_subset(pleat_cuda *cu, const pleat_job *job)
+{
+    const pleat_params *p = &job->params;
+    const uint32_t m = p->num_indices;
+    for (uint32_t s = 0; s < m; ++s)
+        if (p->indices[s] >= job->count)
+            return PLEAT_ERROR_BAD_INDEX;
+    /* a copy that a failed call queued may still read the staging */
+    pleat_status st = settle(cu);
+    if (st == PLEAT_OK)
+        st = reserve(cu, &cu->host_in, m, (p->rest_positions ? 8 : 4) * sizeof(float));
+    if (st != PLEAT_OK)
+        return st;
+    float *rows = (float *)cu->host_in.data;
+    for (uint32_t s = 0; s < m; ++s) {
+        const size_t i = p->indices[s];
+        memcpy(rows + 4 * (size_t)s, job->particles + 4 * i, 4 * sizeof(float));
+        if (p->rest_positions)
+            memcpy(rows + 4 * ((size_t)m + s), p->rest_positions + 4 * i, 4 * sizeof(float));
+    }
+    return PLEAT_OK;
+}
+
+/* The caller's arrays into device staging: the whole array, or with
+ * indices the taking-part particles only (a gathered frame). */
 static pleat_status copy_in(pleat_cuda *cu, const pleat_job *job, pleat_cuda_frame *f)
 {
     const pleat_params *p = &job->params;
     size_t n_idx = p->indices ? p->num_indices : 0;
-    pleat_status st = reserve(cu, &cu->in_particles, job->count, 4 * sizeof(float));
+    size_t m = p->indices ? p->num_indices : job->count;
+    const bool gathered = p->indices && m > 0;
+    const size_t rows = gathered ? m : job->count;
+    pleat_status st = gathered ? gather_subset(cu, job) : PLEAT_OK;
+    if (st == PLEAT_OK)
+        st = reserve(cu, &cu->in_particles, rows, 4 * sizeof(float));
     if (st == PLEAT_OK)
         st = reserve(cu, &cu->in_indices, n_idx, sizeof(uint32_t));
     if (st == PLEAT_OK)
-        st = reserve(cu, &cu->in_rest, p->rest_positions ? job->count : 0, 4 * sizeof(float));
-    size_t m = p->indices ? p->num_indices : job->count;
+        st = reserve(cu, &cu->in_rest, p->rest_positions ? rows : 0, 4 * sizeof(float));
     if (st == PLEAT_OK && job->kind == PLEAT_JOB_COLLIDE) {
         st = reserve(cu, &cu->moved, m, sizeof(pleat_cuda_moved));
         if (st == PLEAT_OK)
@@ -353,24 +388,23 @@ static pleat_status copy_in(pleat_cuda *cu, const pleat_job *job, pleat_cuda_fra
     /* the caller's params give m (an empty index list may have no device
      * copy, yet is still a subset); the device copies replace the arrays */
     *f = make_frame((const float *)cu->in_particles.data, job->count, p);
+    f->gathered = gathered;
     f->indices = p->indices ? (const uint32_t *)cu->in_indices.data : NULL;
     f->rest = p->rest_positions ? (const float *)cu->in_rest.data : NULL;
     f->out = (float *)cu->in_particles.data;
     f->moved = (pleat_cuda_moved *)cu->moved.data;
+    const float *from = gathered ? (const float *)cu->host_in.data : job->particles;
+    const float *rest_from = gathered ? from + 4 * m : p->rest_positions;
+    const size_t bytes = rows * 4 * sizeof(float);
     cudaStream_t s = cu->stream;
-    /* the whole array, subset or not: the kernels index it by particle.
-     * Particles outside the subset are read but never used or written back,
-     * so another context may be correcting them meanwhile. */
     cudaError_t e = cudaSuccess;
     if (f->m > 0) /* with no particle taking part, nothing is read (as on the CPU) */
-        e = cudaMemcpyAsync(f->out, job->particles, (size_t)job->count * 4 * sizeof(float),
-                            cudaMemcpyHostToDevice, s);
+        e = cudaMemcpyAsync(f->out, from, bytes, cudaMemcpyHostToDevice, s);
     if (e == cudaSuccess && n_idx)
         e = cudaMemcpyAsync(cu->in_indices.data, p->indices, n_idx * sizeof(uint32_t),
                             cudaMemcpyHostToDevice, s);
     if (e == cudaSuccess && f->rest && f->m > 0)
-        e = cudaMemcpyAsync(cu->in_rest.data, p->rest_positions,
-                            (size_t)job->count * 4 * sizeof(float), cudaMemcpyHostToDevice, s);
+        e = cudaMemcpyAsync(cu->in_rest.data, rest_from, bytes, cudaMemcpyHostToDevice, s);
     return status_of(e);
 }
 
@@ -573,7 +607,7 @@ static void cuda_destroy(void *impl)
                              &cu->acc,          &cu->temp,            &cu->list,
                              &cu->list_tmp,     &cu->pairs_temp,      &cu->in_particles,
                              &cu->in_indices,   &cu->in_rest,         &cu->moved,
-                             &cu->host_moved};
+                             &cu->host_in,      &cu->host_moved};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
         release(bufs[i]);
     if (cu->host)
@@ -608,6 +642,7 @@ extern "C" pleat_status pleat_cuda_create(int device, void **impl, char *describ
     if (!cu)
         return PLEAT_ERROR_OUT_OF_MEMORY;
     cu->device = device;
+    cu->host_in.pinned = true;
     cu->host_moved.pinned = true;
     cudaError_t e = cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking);
     if (e == cudaSuccess)

@@ -45,11 +45,17 @@ typedef struct pleat_cuda_moved {
 } pleat_cuda_moved;
 #define PLEAT_CUDA_UNMOVED UINT32_MAX
 
+/* Slot s is the s-th taking-part particle (indices[s], or s without
+ * indices). Its floats sit in particles, rest and out at its data index:
+ * its particle number, or, in a gathered frame (a host-pointer call on a
+ * subset, whose staging copies hold only the taking-part particles, in slot
+ * order), s itself. The sort's order holds data indices. */
 typedef struct pleat_cuda_frame {
-    const float *particles;  /* device, count x 4 */
+    const float *particles;  /* device, 4 floats per data index */
     uint32_t count;
     const uint32_t *indices; /* device or NULL */
     uint32_t m;
+    int gathered;            /* data index = slot (see above) */
     const float *rest;       /* device or NULL */
     float *out;              /* where apply writes (device), when moved is NULL */
     pleat_cuda_moved *moved; /* device, m entries, or NULL: apply writes out */
@@ -72,9 +78,22 @@ typedef struct pleat_cuda_frame {
     unsigned long long capacity;    /* LIST: entries in list */
 } pleat_cuda_frame;
 
+/* Slot s's particle number. */
 __host__ __device__ inline uint32_t pleat_cuda_particle(const pleat_cuda_frame &f, uint32_t s)
 {
     return f.indices ? f.indices[s] : s;
+}
+
+/* Slot s's data index. */
+__host__ __device__ inline uint32_t pleat_cuda_data(const pleat_cuda_frame &f, uint32_t s)
+{
+    return f.gathered ? s : pleat_cuda_particle(f, s);
+}
+
+/* The particle number of data index d (an entry of order). */
+__host__ __device__ inline uint32_t pleat_cuda_particle_at(const pleat_cuda_frame &f, uint32_t d)
+{
+    return f.gathered ? f.indices[d] : d;
 }
 
 static inline unsigned pleat_cuda_blocks(uint64_t n)

@@ -67,18 +67,18 @@ __global__ void bounds_kernel(pleat_cuda_frame f)
     /* 64-bit: a stride past the last slot must not wrap */
     for (size_t s = (size_t)blockIdx.x * blockDim.x + threadIdx.x; s < f.m;
          s += (size_t)gridDim.x * blockDim.x) {
-        uint32_t i = pleat_cuda_particle(f, (uint32_t)s);
-        if (i >= f.count)
+        if (pleat_cuda_particle(f, (uint32_t)s) >= f.count)
             continue; /* reported by the index check */
+        const size_t d = pleat_cuda_data(f, (uint32_t)s);
         /* element loads: a caller's device pointer need not be 16-byte aligned */
-        const float *p = f.particles + 4 * (size_t)i;
+        const float *p = f.particles + 4 * d;
         float v[3] = {p[0], p[1], p[2]}, w = p[3];
         if (!finite(v[0]) || !finite(v[1]) || !finite(v[2]) || !finite(w))
             flags |= PLEAT_FLAG_NONFINITE;
         if (w < 0.0f)
             flags |= PLEAT_FLAG_NEGATIVE_MASS;
         if (f.rest) {
-            const float *r = f.rest + 4 * (size_t)i;
+            const float *r = f.rest + 4 * d;
             if (!finite(r[0]) || !finite(r[1]) || !finite(r[2]))
                 flags |= PLEAT_FLAG_NONFINITE;
         }
@@ -111,14 +111,14 @@ __global__ void keys_kernel(pleat_cuda_frame f)
     uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= f.m)
         return;
-    uint32_t i = pleat_cuda_particle(f, s);
+    const uint32_t d = pleat_cuda_data(f, s);
     uint32_t key = 0;
-    if (i < f.count && f.counters->flags == 0) {
-        const float *p = f.particles + 4 * (size_t)i;
+    if (pleat_cuda_particle(f, s) < f.count && f.counters->flags == 0) {
+        const float *p = f.particles + 4 * (size_t)d;
         key = pleat_grid_key(f.grid, p[0], p[1], p[2]);
     }
     f.keys_in[s] = key;
-    f.order_in[s] = i;
+    f.order_in[s] = d;
 }
 
 cudaError_t pleat_cuda_check_and_keys(const pleat_cuda_frame &f, cudaStream_t stream)

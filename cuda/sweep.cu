@@ -111,7 +111,8 @@ __device__ static void list_pair(const pleat_cuda_frame &f, uint32_t a, uint32_t
 {
     unsigned long long slot = atomicAdd(&f.counters->listed, 1ull);
     if (slot < f.capacity)
-        f.list[slot] = pleat_pair_pack(f.order[a], f.order[b], f.pair_shift);
+        f.list[slot] = pleat_pair_pack(pleat_cuda_particle_at(f, f.order[a]),
+                                       pleat_cuda_particle_at(f, f.order[b]), f.pair_shift);
 }
 
 /* The warp's pairs and tests into the call's counters, one atomic each. */

@@ -15,6 +15,7 @@
  * freed while calls are queued, and two contexts correcting disjoint
  * subsets of one host array from two threads at once.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "reference.h"
 #include "scenes.h"
 #include "subsets.h"
@@ -23,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static int failures, checks;
 
@@ -130,10 +133,17 @@ static void compare(pleat_context *cpu, pleat_context *gpu, const scene *sc,
 }
 
 /* Bad data through the device API: its status with the stats (and from
- * pleat_context_device_status without them), the buffer unchanged. */
+ * pleat_context_device_status without them), the buffer unchanged; and
+ * through the host API, on a subset (a host-pointer call gathers the
+ * subset, so it checks the indices before it reads through them). */
 static void bad_inputs(pleat_context *gpu)
 {
     float pts[16] = {0, 0, 0, 1, 0.5f, 0, 0, 1, 1, 0, 0, 1, 1.5f, 0, 0, 1};
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char *map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED || mprotect(map + page, page, PROT_NONE) != 0)
+        die("guard page");
+    char *guard_page = map + page;
     struct {
         const char *name;
         int component;
@@ -144,6 +154,8 @@ static void bad_inputs(pleat_context *gpu)
         {"NaN position", 5, 0.0f / 0.0f, 0, PLEAT_ERROR_NONFINITE_INPUT},
         {"negative mass", 7, -1.0f, 0, PLEAT_ERROR_INVALID_ARGUMENT},
         {"index out of range", -1, 0.0f, 4, PLEAT_ERROR_BAD_INDEX},
+        {"index given twice", -1, 0.0f, 1, PLEAT_ERROR_BAD_INDEX},
+        {"NaN and a bad index", 5, 0.0f / 0.0f, 4, PLEAT_ERROR_BAD_INDEX},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         float bad[16];
@@ -169,7 +181,20 @@ static void bad_inputs(pleat_context *gpu)
         free(back);
         cudaFree(d);
         cudaFree(d_idx);
+
+        /* the host copy ends at an unreadable page: an index read through
+         * before it is checked faults */
+        float *host = (float *)(guard_page - sizeof bad);
+        memcpy(host, bad, sizeof bad);
+        p.indices = idx;
+        size_t found = 7;
+        expect(pleat_self_collide(gpu, host, 4, &p, &st) == cases[k].want, "host-pointer status",
+               cases[k].name);
+        expect(pleat_find_pairs(gpu, host, 4, &p, NULL, 0, &found) == cases[k].want && found == 7,
+               "pair count status", cases[k].name);
+        expect(memcmp(host, bad, sizeof bad) == 0, "host array changed", cases[k].name);
     }
+    munmap(guard_page - page, 2 * page);
 }
 
 /* An error the application left in cudaGetLastError() is its own: calls

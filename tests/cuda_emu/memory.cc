@@ -109,7 +109,8 @@ void on_segv(int sig, siginfo_t *info, void *)
     const char *what = "pleat CUDA emulator: a fault outside device memory\n";
     for (auto &f : freed)
         if (p >= f.first && p < f.first + f.second)
-            what = "pleat CUDA emulator: an access to device memory after its cudaFree\n";
+            what = "pleat CUDA emulator: a fault where a cudaFree released memory "
+                   "(used after the free, or mapped again since)\n";
     for (auto &a : allocations) {
         if (p >= a.second.map && p < a.second.map + a.second.map_bytes + PAGE) {
             what = p >= a.second.map + a.second.map_bytes
