@@ -244,10 +244,17 @@ static cudaError_t lap(laps *l, double *total)
     return e;
 }
 
-static int capturing(cudaStream_t s)
+/* Whether s is being captured, into *captured. The query fails on the
+ * legacy stream while a blocking stream of the device is being captured:
+ * work queued there would join (and invalidate) that capture, so the call is
+ * refused with PLEAT_ERROR_DEVICE and nothing queued. */
+static pleat_status capture_state(cudaStream_t s, int *captured)
 {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    return ok(cudaStreamIsCapturing(s, &status)) && status != cudaStreamCaptureStatusNone;
+    if (!ok(cudaStreamIsCapturing(s, &status)))
+        return PLEAT_ERROR_DEVICE;
+    *captured = status != cudaStreamCaptureStatusNone;
+    return PLEAT_OK;
 }
 
 /* Calls share the context's scratch: a call on stream s first waits for the
@@ -541,7 +548,9 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
     /* a sync would invalidate the caller's capture: stats cannot be read
      * while capturing, and a captured call is not timed (the timings stay
      * those of the call before) */
-    const int captured = capturing(s);
+    int captured = 0;
+    if (capture_state(s, &captured) != PLEAT_OK)
+        return PLEAT_ERROR_DEVICE;
     if (captured && stats)
         return PLEAT_ERROR_INVALID_ARGUMENT;
     profile = profile && !captured;

@@ -360,7 +360,10 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  *   is destroyed.
  * Host-pointer calls on a CUDA context copy through pageable memory and may
  * allocate, which a capture in cudaStreamCaptureModeGlobal forbids: while
- * another thread captures in that mode, make none.
+ * another thread captures in that mode, make none. While a blocking stream
+ * (one made without cudaStreamNonBlocking) is being captured, the runtime
+ * forbids work on the legacy default stream: a call with stream NULL then
+ * returns PLEAT_ERROR_DEVICE, queues nothing and leaves that capture intact.
  *
  * CUDA errors: pleat returns its own through the status and leaves none of
  * them in cudaGetLastError(). An error the application left there (not yet

@@ -11,9 +11,10 @@
  * the device buffer is left as it was. Then an error the application left
  * pending in the CUDA runtime: calls refuse to run on it and leave it
  * there. Then the asynchronous path (own stream, a CUDA graph), which call
- * the device status reports, the timings of a captured call, scratch
- * freed while calls are queued, and two contexts correcting disjoint
- * subsets of one host array from two threads at once.
+ * the device status reports, a call on the legacy stream while the
+ * application captures a blocking stream, the timings of a captured call,
+ * scratch freed while calls are queued, and two contexts correcting
+ * disjoint subsets of one host array from two threads at once.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "reference.h"
@@ -423,6 +424,38 @@ static void status_rules(pleat_context *cpu)
     pleat_context_destroy(gpu);
 }
 
+/* While a blocking stream of the application is being captured, work on
+ * the legacy stream would join that capture: a device call on stream NULL
+ * is refused, queues nothing, leaves no error and leaves the capture intact;
+ * once the capture ends the same call runs. */
+static void legacy_while_capturing(pleat_context *gpu)
+{
+    const char *name = "legacy while capturing";
+    float pts[8] = {0, 0, 0, 1, 0.5f, 0, 0, 1};
+    float *d = to_device(pts, sizeof pts);
+    pleat_params p = pleat_default_params();
+    p.distance = 1.0f;
+    cudaStream_t blocking;
+    if (cudaStreamCreate(&blocking) != cudaSuccess)
+        die("cudaStreamCreate");
+    cudaGraph_t graph = NULL;
+    expect(cudaStreamBeginCapture(blocking, cudaStreamCaptureModeGlobal) == cudaSuccess,
+           "begin capture", name);
+    expect(pleat_self_collide_device(gpu, d, 2, &p, NULL, NULL) == PLEAT_ERROR_DEVICE,
+           "call on the legacy stream not refused", name);
+    expect(cudaPeekAtLastError() == cudaSuccess, "pleat left an error", name);
+    expect(cudaStreamEndCapture(blocking, &graph) == cudaSuccess && graph,
+           "the application's capture was invalidated", name);
+    if (graph)
+        cudaGraphDestroy(graph);
+    pleat_stats st;
+    expect(pleat_self_collide_device(gpu, d, 2, &p, NULL, &st) == PLEAT_OK && st.pairs == 1,
+           "call once the capture ended", name);
+    printf("%-24s %s\n", name, "done");
+    cudaStreamDestroy(blocking);
+    cudaFree(d);
+}
+
 /* On a profiled context: a fresh context's device status is OK (its
  * counters are cleared at creation), a device call is timed, and a captured
  * one is not (a sync would end the capture): it leaves the timings as they
@@ -559,6 +592,7 @@ int main(void)
     pending_error(gpu);
     async_and_graph(cpu, gpu);
     status_rules(cpu);
+    legacy_while_capturing(gpu);
     capture_and_timings();
     free_while_queued(cpu);
     shared_array(cpu);
