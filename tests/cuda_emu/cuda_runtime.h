@@ -57,6 +57,8 @@ cudaError_t launch(const cudaLaunchConfig_t *config, std::function<void()> grid)
 cudaError_t submit(cudaStream_t stream, std::function<void()> work);
 /* Aborts unless [p, p + bytes) lies in one device allocation (a fault on a GPU). */
 void expect_device(const void *p, size_t bytes, const char *what);
+/* Says what is wrong, then aborts. */
+[[noreturn]] void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 template <typename T> uint64_t bits_of(T v)
 {

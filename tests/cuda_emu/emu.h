@@ -17,10 +17,11 @@
  *
  * - Threads. Every thread of a block runs the kernel on a fiber of its own
  *   and runs until it exits or reaches a warp intrinsic or __syncthreads,
- *   where it waits for the lanes it names. Which waiting thread goes on
- *   first is one legal schedule of many; PLEAT_CUDA_EMULATOR_ORDER=reverse
- *   starts and resumes them in the other order, so code that depends on the
- *   order between two sync points gives other bits in one of the two runs.
+ *   where it waits for the lanes it names (the last to arrive too). Then
+ *   they go on one at a time in thread order, one legal schedule of many;
+ *   PLEAT_CUDA_EMULATOR_ORDER=reverse starts and resumes them in the other
+ *   order, so code that depends on the order between two sync points gives
+ *   other bits in one of the two runs.
  *   An intrinsic whose mask names a lane that has exited or waits
  *   elsewhere, lanes meeting at different intrinsics, __syncthreads after a
  *   thread of the block has exited, and a block that cannot go on all abort
@@ -28,10 +29,13 @@
  * - Memory. Shared memory and new device allocations are filled with noise.
  *   Device memory is unreadable to the host except while the device works
  *   (a host access is a segfault, as on a GPU); every allocation ends at a
- *   guard page, so a kernel writing past it faults; copies, sets and CUB's
- *   arguments must lie inside one allocation and match their direction.
- *   cudaFree does not wait for queued work (nothing documents that it
- *   does): work that runs after the free of its memory faults.
+ *   guard page, after a canary up to its 256-byte rounding, so a kernel
+ *   writing past it faults or aborts when the device is next idle; copies,
+ *   sets and CUB's arguments must lie inside one allocation and match their
+ *   direction. cudaFree does not wait for queued work (nothing documents
+ *   that it does), and a freed block stays unreadable and is never handed
+ *   out again: work that runs after the free of its memory faults.
+ *   Kernels can read host memory, which a GPU may not: that goes unseen.
  * - Streams. Work is queued, not run: it runs when the host waits for it
  *   (a stream or event sync, a device sync, a copy into pageable memory),
  *   in stream order, after the events it waits for; the legacy stream
@@ -58,8 +62,7 @@
 namespace pleat_emu {
 
 /* runtime.cc */
-[[noreturn]] void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-extern std::recursive_mutex big_lock; /* every call holds it */
+std::recursive_mutex &big_lock(); /* every call holds it */
 typedef std::lock_guard<std::recursive_mutex> locked;
 cudaError_t fail(cudaError_t e); /* e, also left for cudaGetLastError */
 void fill_noise(void *p, size_t bytes);

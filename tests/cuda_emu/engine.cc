@@ -257,8 +257,11 @@ void run_grid(const std::function<void()> &body, dim3 grid, dim3 block)
     }
 }
 
-/* What each lane of a completed wait gets back. */
-void complete(warp_wait &w, unsigned warp, unsigned self_lane, uint64_t *self_result)
+/* What each lane of a completed wait gets back; every one of them is then
+ * ready, to go on in the schedule's order. A source lane past the warp gives
+ * the lane its own value, as on a GPU; one inside it but outside the mask
+ * is undefined there, so it aborts. */
+void complete(warp_wait &w, unsigned warp)
 {
     uint64_t ballot = 0;
     for (unsigned l = 0; l < 32; ++l)
@@ -271,21 +274,17 @@ void complete(warp_wait &w, unsigned warp, unsigned self_lane, uint64_t *self_re
         if (w.kind == pleat_emu::BALLOT) {
             r = ballot;
         } else if (w.kind == pleat_emu::SHFL_XOR || w.kind == pleat_emu::SHFL_DOWN) {
-            unsigned src = w.kind == pleat_emu::SHFL_XOR ? l ^ w.arg[l] : l + w.arg[l];
-            if (w.kind == pleat_emu::SHFL_DOWN && src >= 32)
+            uint64_t src = w.kind == pleat_emu::SHFL_XOR ? l ^ w.arg[l] : (uint64_t)l + w.arg[l];
+            if (src >= 32)
                 src = l;
-            if (src >= 32 || !(w.mask >> src & 1))
+            if (!(w.mask >> src & 1))
                 die("lane %u of warp %u shuffles from lane %u, outside the mask %08x", l, warp,
-                    src, w.mask);
+                    (unsigned)src, w.mask);
             r = w.value[src];
         }
-        if (l == self_lane) {
-            *self_result = r;
-        } else {
-            thread_rec &t = blk->threads[warp * 32 + l];
-            t.result = r;
-            t.state = READY;
-        }
+        thread_rec &t = blk->threads[warp * 32 + l];
+        t.result = r;
+        t.state = READY;
     }
 }
 
@@ -332,15 +331,13 @@ uint64_t exchange(exchange_kind kind, unsigned mask, uint64_t value, unsigned ar
     w->value[lane] = value;
     w->arg[lane] = arg;
     w->arrived |= 1u << lane;
-    if (w->arrived != mask) {
-        t->state = WAITING;
-        to_scheduler();
-        return t->result;
+    t->state = WAITING;
+    if (w->arrived == mask) {
+        complete(*w, warp);
+        waits.erase(waits.begin() + (w - waits.data()));
     }
-    uint64_t result = 0;
-    complete(*w, warp, lane, &result);
-    waits.erase(waits.begin() + (w - waits.data()));
-    return result;
+    to_scheduler(); /* even the last to arrive: the order decides who goes on */
+    return t->result;
 }
 
 void sync_threads()
@@ -350,24 +347,21 @@ void sync_threads()
     if (blk->exited)
         die("__syncthreads in block %u after %u of its threads exited", blk->bidx.x, blk->exited);
     thread_rec *t = cur;
-    if (++blk->at_syncthreads < blk->n) {
-        t->state = WAITING;
-        t->at_syncthreads = true;
-        to_scheduler();
-        return;
-    }
-    blk->at_syncthreads = 0;
-    for (thread_rec &o : blk->threads) {
-        if (o.at_syncthreads) {
+    t->state = WAITING;
+    t->at_syncthreads = true;
+    if (++blk->at_syncthreads == blk->n) {
+        blk->at_syncthreads = 0;
+        for (thread_rec &o : blk->threads) {
             o.at_syncthreads = false;
             o.state = READY;
         }
     }
+    to_scheduler(); /* even the last to arrive: the order decides who goes on */
 }
 
 cudaError_t launch(const cudaLaunchConfig_t *c, std::function<void()> grid)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     if (!c)
         return fail(cudaErrorInvalidValue);
     const dim3 gd = c->gridDim, bd = c->blockDim;

@@ -1,6 +1,8 @@
 /* The CUDA emulator's memory (emu.h): device allocations, which the host
- * cannot touch while the device is idle, each ending at a guard page, and
- * pinned host memory. */
+ * cannot touch while the device is idle, each ending at a guard page (and
+ * the bytes between its end and the next 256 holding a canary), pinned host
+ * memory, and freed blocks, which stay unreadable and are never handed out
+ * again, so that work touching them after the free faults. */
 #include "emu.h"
 
 #include <signal.h>
@@ -8,14 +10,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <deque>
 #include <map>
+#include <vector>
 
 using namespace pleat_emu;
 
 namespace {
 
 const size_t PAGE = 4096;
+const unsigned char CANARY = 0xcd;
 
 struct allocation {
     char *map;        /* the mapping: the pages, then a guard page */
@@ -24,10 +27,20 @@ struct allocation {
     size_t bytes;
     bool pinned; /* host memory the device may use too */
 };
-std::map<uintptr_t, allocation> allocations; /* by user address */
-int device_depth;                            /* > 0: the device is working */
-/* the mappings of the last frees, to name a use after cudaFree */
-std::deque<std::pair<char *, size_t>> freed;
+
+/* Function-local, so that a call during another file's static
+ * initialisation finds them made. */
+std::map<uintptr_t, allocation> &allocations() /* by user address */
+{
+    static std::map<uintptr_t, allocation> live;
+    return live;
+}
+std::vector<std::pair<char *, size_t>> &freed() /* mappings, guard included */
+{
+    static std::vector<std::pair<char *, size_t>> gone;
+    return gone;
+}
+int device_depth; /* > 0: the device is working */
 
 void protect(const allocation &a, bool readable)
 {
@@ -35,19 +48,39 @@ void protect(const allocation &a, bool readable)
         die("mprotect failed");
 }
 
+/* The bytes from the end of a block to its 256-byte-rounded end. */
+size_t slack(const allocation &a)
+{
+    return (size_t)(a.map + a.map_bytes - (a.user + a.bytes));
+}
+
+void check_canary(const allocation &a)
+{
+    const unsigned char *end = (const unsigned char *)a.user + a.bytes;
+    for (size_t i = 0; i < slack(a); ++i)
+        if (end[i] != CANARY)
+            die("%zu bytes past the end of a device allocation of %zu bytes were written", i + 1,
+                a.bytes);
+}
+
 } // namespace
 
 void pleat_emu::device_enter()
 {
     if (device_depth++ == 0)
-        for (auto &a : allocations)
+        for (auto &a : allocations())
             protect(a.second, true);
 }
+
+/* The device is idle again: what it wrote past a block's end shows now. */
 void pleat_emu::device_leave()
 {
-    if (--device_depth == 0)
-        for (auto &a : allocations)
+    if (--device_depth == 0) {
+        for (auto &a : allocations()) {
+            check_canary(a.second);
             protect(a.second, false);
+        }
+    }
 }
 
 namespace {
@@ -56,8 +89,8 @@ namespace {
 const allocation *find(const void *p, size_t bytes)
 {
     uintptr_t u = (uintptr_t)p;
-    auto it = allocations.upper_bound(u);
-    if (it == allocations.begin())
+    auto it = allocations().upper_bound(u);
+    if (it == allocations().begin())
         return nullptr;
     --it;
     const allocation &a = it->second;
@@ -83,22 +116,26 @@ void *map_block(size_t bytes, bool pinned)
         die("mprotect failed");
     allocation a = {map, pages, map + pages - rounded, bytes, pinned};
     fill_noise(a.user, bytes);
+    memset(a.user + bytes, CANARY, slack(a));
     if (device_depth == 0)
         protect(a, false);
-    allocations[(uintptr_t)a.user] = a;
+    allocations()[(uintptr_t)a.user] = a;
     return a.user;
 }
 
+/* Its pages go back to the system, its addresses stay unreadable. */
 cudaError_t unmap_block(void *p, bool pinned)
 {
-    auto it = allocations.find((uintptr_t)p);
-    if (it == allocations.end() || it->second.pinned != pinned)
+    auto it = allocations().find((uintptr_t)p);
+    if (it == allocations().end() || it->second.pinned != pinned)
         return fail(cudaErrorInvalidValue);
-    munmap(it->second.map, it->second.map_bytes + PAGE);
-    freed.emplace_back(it->second.map, it->second.map_bytes + PAGE);
-    if (freed.size() > 64)
-        freed.pop_front();
-    allocations.erase(it);
+    const allocation &a = it->second;
+    protect(a, true);
+    check_canary(a);
+    if (madvise(a.map, a.map_bytes, MADV_DONTNEED) || mprotect(a.map, a.map_bytes, PROT_NONE))
+        die("cannot release a block");
+    freed().emplace_back(a.map, a.map_bytes + PAGE);
+    allocations().erase(it);
     return cudaSuccess;
 }
 
@@ -107,11 +144,10 @@ void on_segv(int sig, siginfo_t *info, void *)
 {
     char *p = (char *)info->si_addr;
     const char *what = "pleat CUDA emulator: a fault outside device memory\n";
-    for (auto &f : freed)
+    for (auto &f : freed())
         if (p >= f.first && p < f.first + f.second)
-            what = "pleat CUDA emulator: a fault where a cudaFree released memory "
-                   "(used after the free, or mapped again since)\n";
-    for (auto &a : allocations) {
+            what = "pleat CUDA emulator: an access to device memory after its cudaFree\n";
+    for (auto &a : allocations()) {
         if (p >= a.second.map && p < a.second.map + a.second.map_bytes + PAGE) {
             what = p >= a.second.map + a.second.map_bytes
                        ? "pleat CUDA emulator: an access past the end of a device allocation\n"
@@ -124,13 +160,21 @@ void on_segv(int sig, siginfo_t *info, void *)
     signal(sig, SIG_DFL);
 }
 
+/* On a stack of its own (for the thread that loads the emulator), so that a
+ * fiber's stack overflow is named too. */
 struct segv_handler {
     segv_handler()
     {
+        static char alt[64 * 1024];
+        stack_t st;
+        memset(&st, 0, sizeof st);
+        st.ss_sp = alt;
+        st.ss_size = sizeof alt;
+        sigaltstack(&st, nullptr);
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = on_segv;
-        sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+        sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK;
         sigaction(SIGSEGV, &sa, nullptr);
     }
 } installed;
@@ -138,7 +182,7 @@ struct segv_handler {
 /* cudaMalloc (device memory) and cudaMallocHost (pinned): NULL for 0 bytes. */
 cudaError_t allocate(void **ptr, size_t bytes, bool pinned)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     if (!ptr)
         return fail(cudaErrorInvalidValue);
     cudaError_t e = unsafe_call();
@@ -150,7 +194,7 @@ cudaError_t allocate(void **ptr, size_t bytes, bool pinned)
 
 cudaError_t release(void *ptr, bool pinned)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     cudaError_t e = unsafe_call();
     if (e != cudaSuccess || !ptr)
         return e;
@@ -169,7 +213,7 @@ bool pleat_emu::straddles(const void *p, size_t bytes) { return find(p, 1) && !f
 
 void pleat_emu::expect_device(const void *p, size_t bytes, const char *what)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     const allocation *a = find(p, bytes);
     if (!a || a->pinned)
         die("%s (%p, %zu bytes) is not inside one device allocation", what, p, bytes);

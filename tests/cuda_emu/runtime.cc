@@ -19,7 +19,11 @@ namespace pleat_emu {
     abort();
 }
 
-std::recursive_mutex big_lock;
+std::recursive_mutex &big_lock()
+{
+    static std::recursive_mutex lock; /* made at its first use */
+    return lock;
+}
 thread_local cudaError_t last_error = cudaSuccess;
 
 cudaError_t fail(cudaError_t e)

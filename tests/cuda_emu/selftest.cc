@@ -79,33 +79,36 @@ template <typename F> static bool dies_of(int sig, F fn)
 __global__ void intrinsics_kernel(unsigned *out)
 {
     const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-    out[4 * t] = __ballot_sync(0xffffffffu, t % 3 == 0);
-    out[4 * t + 1] = __shfl_xor_sync(0xffffffffu, t * 7, 5);
-    out[4 * t + 2] = __shfl_down_sync(0xffffffffu, t * 7, 3);
+    out[5 * t] = __ballot_sync(0xffffffffu, t % 3 == 0);
+    out[5 * t + 1] = __shfl_xor_sync(0xffffffffu, t * 7, 5);
+    out[5 * t + 2] = __shfl_down_sync(0xffffffffu, t * 7, 3);
     unsigned long long wide = (unsigned long long)t << 33;
-    out[4 * t + 3] = (unsigned)(__shfl_down_sync(0xffffffffu, wide, 16) >> 33);
+    out[5 * t + 3] = (unsigned)(__shfl_down_sync(0xffffffffu, wide, 16) >> 33);
+    out[5 * t + 4] = __shfl_xor_sync(0xffffffffu, t, 32); /* past the warp: its own */
 }
 
 static void intrinsics()
 {
     const unsigned blocks = 2, threads = 96, n = blocks * threads;
-    unsigned *d = device<unsigned>(4 * n);
+    unsigned *d = device<unsigned>(5 * n);
     expect(launch(intrinsics_kernel, blocks, threads, nullptr, d) == cudaSuccess, "launch");
-    std::vector<unsigned> h = back(d, 4 * n);
-    bool ballot = true, xors = true, down = true, wide = true;
+    std::vector<unsigned> h = back(d, 5 * n);
+    bool ballot = true, xors = true, down = true, wide = true, own = true;
     for (unsigned t = 0; t < n; ++t) {
         unsigned warp = t / 32 * 32, lane = t % 32, want = 0;
         for (unsigned l = 0; l < 32; ++l)
             want |= (unsigned)((warp + l) % 3 == 0) << l;
-        ballot &= h[4 * t] == want;
-        xors &= h[4 * t + 1] == (warp + (lane ^ 5)) * 7;
-        down &= h[4 * t + 2] == (lane + 3 < 32 ? t + 3 : t) * 7;
-        wide &= h[4 * t + 3] == (lane + 16 < 32 ? t + 16 : t);
+        ballot &= h[5 * t] == want;
+        xors &= h[5 * t + 1] == (warp + (lane ^ 5)) * 7;
+        down &= h[5 * t + 2] == (lane + 3 < 32 ? t + 3 : t) * 7;
+        wide &= h[5 * t + 3] == (lane + 16 < 32 ? t + 16 : t);
+        own &= h[5 * t + 4] == t;
     }
     expect(ballot, "__ballot_sync");
     expect(xors, "__shfl_xor_sync");
     expect(down, "__shfl_down_sync (32 bits)");
     expect(wide, "__shfl_down_sync (64 bits)");
+    expect(own, "__shfl_xor_sync from past the warp gives the lane its own value");
     cudaFree(d);
 }
 
@@ -397,6 +400,16 @@ __global__ void stuck_kernel(unsigned *out)
 
 __global__ void past_end_kernel(unsigned *out, unsigned n) { out[n + threadIdx.x] = 1; }
 
+/* n unsigned from one past_end_kernel thread: the write lands in the bytes
+ * between the block's end and its 256-byte-rounded end (n = 10), or on the
+ * guard page after them (n = 64). */
+static void write_past(unsigned n)
+{
+    unsigned *d = device<unsigned>(n);
+    launch(past_end_kernel, 1, 1, nullptr, d, n);
+    cudaDeviceSynchronize();
+}
+
 static void aborts()
 {
     unsigned *d = device<unsigned>(64);
@@ -415,12 +428,10 @@ static void aborts()
     expect(dies_of(SIGABRT, run(stuck_kernel, 32)), "a block that cannot go on aborts");
     expect(dies_of(SIGSEGV, [d]() { *(volatile unsigned *)d = 1; }),
            "the host touching device memory faults");
-    expect(dies_of(SIGSEGV,
-                   [d]() {
-                       launch(past_end_kernel, 1, 1, nullptr, d, 64u);
-                       cudaDeviceSynchronize();
-                   }),
-           "a kernel writing past its allocation faults");
+    expect(dies_of(SIGSEGV, []() { write_past(64); }),
+           "a kernel writing onto the guard page after its allocation faults");
+    expect(dies_of(SIGABRT, []() { write_past(10); }),
+           "a kernel writing into the rounding after its allocation aborts");
     expect(dies_of(SIGSEGV,
                    []() {
                        unsigned *x = device<unsigned>(64);
@@ -428,26 +439,28 @@ static void aborts()
                        cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
                        launch(fill_kernel, 1, 64, s, x, 64u, 1u);
                        cudaFree(x); /* does not wait for s */
+                       unsigned *again = device<unsigned>(64);
+                       (void)again; /* never at x's addresses */
                        cudaStreamSynchronize(s);
                    }),
-           "queued work on memory freed before it ran faults");
+           "queued work on memory freed before it ran faults, even after a new cudaMalloc");
     cudaFree(d);
 }
 
 /* ---- order ------------------------------------------------------------------------ */
 
-/* Lane 2 writes what lane 3 reads, with no sync between: which value lane 3
- * sees is the schedule's choice. */
-__global__ void racy_kernel(unsigned *out)
+/* Lane `writer` writes what lane `reader` reads, with no sync between:
+ * which value the reader sees is the schedule's choice. */
+__global__ void racy_kernel(unsigned *out, unsigned writer, unsigned reader)
 {
     __shared__ unsigned s;
     if (threadIdx.x == 0)
         s = 1;
     __syncwarp();
     __ballot_sync(0xffffffffu, 1);
-    if (threadIdx.x == 2)
+    if (threadIdx.x == writer)
         s = 2;
-    if (threadIdx.x == 3)
+    if (threadIdx.x == reader)
         out[0] = s;
 }
 
@@ -456,9 +469,15 @@ static void order()
     const char *o = getenv("PLEAT_CUDA_EMULATOR_ORDER");
     const bool reverse = o && strcmp(o, "reverse") == 0;
     unsigned *d = device<unsigned>(1);
-    launch(racy_kernel, 1, 32, nullptr, d);
-    expect(back(d, 1)[0] == (reverse ? 1u : 2u),
-           "the two orders schedule lanes between sync points differently");
+    /* the first lane to resume is the first in the order, even when another
+     * lane was the last to arrive: so the ends of the warp race too */
+    const unsigned pairs[][2] = {{2, 3}, {31, 5}, {0, 30}};
+    for (const auto &wr : pairs) {
+        launch(racy_kernel, 1, 32, nullptr, d, wr[0], wr[1]);
+        bool writer_first = (wr[0] < wr[1]) != reverse;
+        expect(back(d, 1)[0] == (writer_first ? 2u : 1u),
+               "the two orders schedule lanes between sync points differently");
+    }
     cudaFree(d);
 }
 

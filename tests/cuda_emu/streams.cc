@@ -38,13 +38,23 @@ struct pleat_emu_event {
 
 namespace {
 
-pleat_emu_stream legacy_stream = {true, false, false, {}, 0, 0, false, nullptr, false,
-                                  cudaStreamCaptureModeGlobal, {}};
-std::vector<pleat_emu_stream *> streams = {&legacy_stream};
+/* Function-local, so that a call during another file's static
+ * initialisation finds them made. */
+pleat_emu_stream &legacy_stream()
+{
+    static pleat_emu_stream legacy = {true,  false,   false, {}, 0, 0, false,
+                                      nullptr, false, cudaStreamCaptureModeGlobal, {}};
+    return legacy;
+}
+std::vector<pleat_emu_stream *> &streams()
+{
+    static std::vector<pleat_emu_stream *> all = {&legacy_stream()};
+    return all;
+}
 
 pleat_emu_stream *stream_of(cudaStream_t s)
 {
-    pleat_emu_stream *st = s ? s : &legacy_stream;
+    pleat_emu_stream *st = s ? s : &legacy_stream();
     if (st->destroyed)
         die("a destroyed stream was used");
     return st;
@@ -71,7 +81,7 @@ void flush(pleat_emu_stream *st, uint64_t seq)
 
 void flush_all()
 {
-    for (pleat_emu_stream *st : streams)
+    for (pleat_emu_stream *st : streams())
         flush(st, st->submitted);
 }
 
@@ -84,7 +94,7 @@ void push(pleat_emu_stream *st, work w)
 /* The legacy stream and the blocking streams wait for each other's work. */
 void enqueue(pleat_emu_stream *st, work w)
 {
-    for (pleat_emu_stream *other : streams) {
+    for (pleat_emu_stream *other : streams()) {
         bool orders = st->legacy ? !other->legacy && !other->nonblocking
                                  : !st->nonblocking && other->legacy;
         if (orders && other->submitted > other->done) {
@@ -98,7 +108,7 @@ void enqueue(pleat_emu_stream *st, work w)
 /* A blocking stream being captured: the legacy stream may not touch it. */
 pleat_emu_stream *blocking_capture()
 {
-    for (pleat_emu_stream *st : streams)
+    for (pleat_emu_stream *st : streams())
         if (st->capture && !st->legacy && !st->nonblocking && !st->destroyed)
             return st;
     return nullptr;
@@ -109,7 +119,7 @@ pleat_emu_stream *blocking_capture()
 cudaError_t pleat_emu::unsafe_call()
 {
     bool conflict = false;
-    for (pleat_emu_stream *st : streams) {
+    for (pleat_emu_stream *st : streams()) {
         if (st->capture && (st->mode == cudaStreamCaptureModeGlobal ||
                             (st->mode == cudaStreamCaptureModeThreadLocal &&
                              st->capturer == std::this_thread::get_id()))) {
@@ -187,7 +197,7 @@ cudaError_t copy_on(pleat_emu_stream *st, void *dst, const void *src, size_t byt
 
 cudaError_t pleat_emu::submit(cudaStream_t stream, std::function<void()> w)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     return submit_to(stream_of(stream), std::move(w));
 }
 
@@ -195,7 +205,7 @@ extern "C" {
 
 cudaError_t cudaDeviceSynchronize(void)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     cudaError_t e = unsafe_call();
     if (e == cudaSuccess)
         flush_all();
@@ -206,27 +216,27 @@ cudaError_t cudaDeviceSynchronize(void)
  * copy from pageable memory may still be in flight, as the runtime says). */
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     cudaError_t e = unsafe_call();
     if (e != cudaSuccess)
         return e;
     side s = side_of(src, bytes);
-    return copy_on(&legacy_stream, dst, src, bytes, kind, s != HOST);
+    return copy_on(&legacy_stream(), dst, src, bytes, kind, s != HOST);
 }
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t stream)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     return copy_on(stream_of(stream), dst, src, bytes, kind, false);
 }
 
 cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t stream)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     if (bytes == 0)
         return cudaSuccess;
-    if (side_of(ptr, bytes) != DEVICE)
+    if (side_of(ptr, bytes) == HOST)
         return fail(cudaErrorInvalidValue);
     return submit_to(stream_of(stream), [ptr, value, bytes]() { memset(ptr, value, bytes); });
 }
@@ -238,13 +248,13 @@ cudaError_t cudaMemset(void *ptr, int value, size_t bytes)
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     if (!stream || (flags & ~cudaStreamNonBlocking))
         return fail(cudaErrorInvalidValue);
     pleat_emu_stream *st = new pleat_emu_stream{false, (flags & cudaStreamNonBlocking) != 0,
                                                 false, {}, 0, 0, false, nullptr, false,
                                                 cudaStreamCaptureModeGlobal, {}};
-    streams.push_back(st);
+    streams().push_back(st);
     *stream = st;
     return cudaSuccess;
 }
@@ -257,7 +267,7 @@ cudaError_t cudaStreamCreate(cudaStream_t *stream)
 /* Its queued work still runs (when waited for); the handle is dead. */
 cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     if (!stream)
         return fail(cudaErrorInvalidResourceHandle);
     pleat_emu_stream *st = stream_of(stream);
@@ -269,7 +279,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream)
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     pleat_emu_stream *st = stream_of(stream);
     if (st->capture) {
         st->invalidated = true;
@@ -281,7 +291,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
             return fail(cudaErrorStreamCaptureImplicit);
         }
         /* as an empty item of its own would: after the blocking streams */
-        for (pleat_emu_stream *other : streams)
+        for (pleat_emu_stream *other : streams())
             if (!other->nonblocking)
                 flush(other, other->submitted);
     }
@@ -291,7 +301,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     pleat_emu_stream *st = stream_of(stream);
     if (!event)
         return fail(cudaErrorInvalidResourceHandle);
@@ -318,7 +328,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     pleat_emu_stream *st = stream_of(stream);
     if (st->legacy)
         return fail(cudaErrorStreamCaptureUnsupported);
@@ -333,7 +343,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mo
 
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     pleat_emu_stream *st = stream_of(stream);
     if (!graph)
         return fail(cudaErrorInvalidValue);
@@ -352,7 +362,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
 
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus *status)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     pleat_emu_stream *st = stream_of(stream);
     if (!status)
         return fail(cudaErrorInvalidValue);
@@ -366,7 +376,7 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus *
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     if (!event || (flags & ~cudaEventDisableTiming))
         return fail(cudaErrorInvalidValue);
     *event = new pleat_emu_event{nullptr, 0, nullptr};
@@ -375,7 +385,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
 
 cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     if (!event)
         return fail(cudaErrorInvalidResourceHandle);
     delete event;
@@ -384,7 +394,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t event)
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     pleat_emu_stream *st = stream_of(stream);
     if (!event)
         return fail(cudaErrorInvalidResourceHandle);
@@ -396,13 +406,16 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
     }
     if (st->legacy && blocking_capture())
         return fail(cudaErrorStreamCaptureImplicit);
+    /* an empty item: the event then covers what the stream itself waits
+     * for (the legacy stream and the blocking ones, for each other) */
+    enqueue(st, []() {});
     *event = pleat_emu_event{st, st->submitted, nullptr};
     return cudaSuccess;
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     if (!event)
         return fail(cudaErrorInvalidResourceHandle);
     if (event->captured)
@@ -414,7 +427,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
 
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     if (!exec || !graph)
         return fail(cudaErrorInvalidValue);
     *exec = new pleat_emu_graph(*graph);
@@ -423,7 +436,7 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsig
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     if (!exec)
         return fail(cudaErrorInvalidValue);
     pleat_emu_stream *st = stream_of(stream);
@@ -437,7 +450,7 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
 
 cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     delete graph;
     return cudaSuccess;
 }
@@ -446,7 +459,7 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) { return cudaGraphDestroy
 
 size_t pleat_emu_pending(cudaStream_t stream)
 {
-    locked g(big_lock);
+    locked g(big_lock());
     pleat_emu_stream *st = stream_of(stream);
     return (size_t)(st->submitted - st->done);
 }

@@ -3,8 +3,10 @@
  * contract (a size query when temp is NULL, a stable sort on the bits
  * [begin_bit, end_bit) of each key, inputs left as they are, temporary
  * storage the caller keeps), run as an LSD radix sort on the CPU inside the
- * temporary storage the size query asked for. Arguments a GPU would fault
- * on (memory outside a device allocation) abort.
+ * temporary storage the size query asked for. Like CUB it takes an error
+ * left in cudaGetLastError() and returns it as its own. Arguments a GPU
+ * would fault on (memory outside a device allocation) and inputs that
+ * overlap outputs abort. Unsigned keys only.
  */
 #ifndef PLEAT_EMU_CUB_DEVICE_RADIX_SORT_CUH
 #define PLEAT_EMU_CUB_DEVICE_RADIX_SORT_CUH
@@ -14,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace cub {
 
@@ -43,11 +46,20 @@ struct DeviceRadixSort {
         return 2 * n * (sizeof(K) + (pairs ? sizeof(V) : 0)) + 257 * sizeof(size_t) + 64;
     }
 
+    static bool overlap(const void *a, const void *b, size_t bytes)
+    {
+        const char *x = (const char *)a, *y = (const char *)b;
+        return x < y + bytes && y < x + bytes;
+    }
+
     template <typename K, typename V>
     static cudaError_t sort(bool pairs, void *temp, size_t &temp_bytes, const K *keys_in,
                             K *keys_out, const V *values_in, V *values_out, size_t n,
                             int begin_bit, int end_bit, cudaStream_t stream)
     {
+        static_assert(std::is_unsigned<K>::value, "the emulated sort takes unsigned keys");
+        if (cudaError_t pending = cudaGetLastError())
+            return pending;
         if (!temp) {
             temp_bytes = needed<K, V>(n, pairs);
             return cudaSuccess;
@@ -64,6 +76,9 @@ struct DeviceRadixSort {
             pleat_emu::expect_device(values_in, n * sizeof(V), "CUB values in");
             pleat_emu::expect_device(values_out, n * sizeof(V), "CUB values out");
         }
+        if (overlap(keys_in, keys_out, n * sizeof(K)) ||
+            (pairs && overlap(values_in, values_out, n * sizeof(V))))
+            pleat_emu::die("CUB's inputs and outputs overlap");
         return pleat_emu::submit(stream, [=]() {
             char *t = (char *)temp;
             K *k[2] = {(K *)t, (K *)t + n};
