@@ -118,6 +118,9 @@ void fz_init(void)
     pleat_context *gpu = NULL;
     pleat_status s = pleat_context_create(&d, &gpu);
     CHECK(s == PLEAT_OK || s == PLEAT_ERROR_BACKEND_UNAVAILABLE, "CUDA context creation");
+#ifdef PLEAT_FUZZ_REQUIRE_CUDA /* built against the CUDA emulator */
+    CHECK(s == PLEAT_OK, "a CUDA context");
+#endif
     if (s == PLEAT_OK) {
         cuda = num_contexts;
         contexts[num_contexts++] = (fz_context){gpu, "cuda", 1};
