@@ -377,7 +377,7 @@ static pleat_status copy_in(pleat_cuda *cu, const pleat_job *job, pleat_cuda_fra
     size_t n_idx = p->indices ? p->num_indices : 0;
     size_t m = p->indices ? p->num_indices : job->count;
     const bool gathered = p->indices && m > 0;
-    const size_t rows = gathered ? m : job->count;
+    const size_t rows = p->indices ? m : job->count;
     pleat_status st = gathered ? gather_subset(cu, job) : PLEAT_OK;
     if (st == PLEAT_OK)
         st = reserve(cu, &cu->in_particles, rows, 4 * sizeof(float));

@@ -358,9 +358,10 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * - make no larger call on the context afterwards (it would grow, and free,
  *   the scratch the graph uses), and launch no graph of it once the context
  *   is destroyed.
- * Host-pointer calls on a CUDA context copy through pageable memory and may
- * allocate, which a capture in cudaStreamCaptureModeGlobal forbids: while
- * another thread captures in that mode, make none. While a blocking stream
+ * Host-pointer calls on a CUDA context copy from the caller's memory (a
+ * subset through pinned staging) and may allocate, which a capture in
+ * cudaStreamCaptureModeGlobal forbids: while another thread captures in
+ * that mode, make none. While a blocking stream
  * (one made without cudaStreamNonBlocking) is being captured, the runtime
  * forbids work on the legacy default stream: a call with stream NULL then
  * returns PLEAT_ERROR_DEVICE, queues nothing and leaves that capture intact.

@@ -13,8 +13,9 @@
  * there. Then the asynchronous path (own stream, a CUDA graph), which call
  * the device status reports, a call on the legacy stream while the
  * application captures a blocking stream, the timings of a captured call,
- * scratch freed while calls are queued, and two contexts correcting
- * disjoint subsets of one host array from two threads at once.
+ * scratch freed while calls are queued, a subset call that may read only
+ * its subset, and two contexts correcting disjoint subsets of one host
+ * array from two threads at once.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "reference.h"
@@ -514,17 +515,21 @@ static void free_while_queued(pleat_context *cpu)
     scene large = scene_make(SCENE_FOLDED, 30000, 0, 13);
     const scene *scenes[3] = {&small, &large, &small};
     float *d[3], *want[3];
+    pleat_params p[3];
     for (int k = 0; k < 3; ++k) {
         const scene *sc = scenes[k];
         size_t floats = (size_t)sc->count * 4;
-        pleat_params p = pleat_default_params();
-        p.distance = sc->distance;
+        p[k] = pleat_default_params();
+        p[k].distance = sc->distance;
         want[k] = copy_floats(sc->particles, floats);
-        expect(pleat_self_collide(cpu, want[k], sc->count, &p, NULL) == PLEAT_OK, "cpu call", name);
-        d[k] = to_device(sc->particles, floats * sizeof(float));
-        expect(pleat_self_collide_device(gpu, d[k], sc->count, &p, st, NULL) == PLEAT_OK, "queued",
+        expect(pleat_self_collide(cpu, want[k], sc->count, &p[k], NULL) == PLEAT_OK, "cpu call",
                name);
+        d[k] = to_device(sc->particles, floats * sizeof(float));
     }
+    /* back to back: to_device() waits for the device */
+    for (int k = 0; k < 3; ++k)
+        expect(pleat_self_collide_device(gpu, d[k], scenes[k]->count, &p[k], st, NULL) == PLEAT_OK,
+               "queued", name);
     pleat_context_destroy(gpu); /* the third call may still be queued */
     expect(cudaStreamSynchronize(st) == cudaSuccess, "stream sync", name);
     for (int k = 0; k < 3; ++k) {
@@ -539,6 +544,85 @@ static void free_while_queued(pleat_context *cpu)
     cudaStreamDestroy(st);
     scene_free(&small);
     scene_free(&large);
+}
+
+/* n floats of page-aligned memory, for protecting pages of it. */
+static float *pages_of(size_t floats)
+{
+    float *p = mmap(NULL, floats * sizeof(float), PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        die("mmap");
+    return p;
+}
+
+/* Every other page of a and b, from the second: readable or not. */
+static void protect_odd_pages(float *a, float *b, size_t pages, int prot)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    for (size_t q = 1; q < pages; q += 2)
+        if (mprotect((char *)a + q * page, page, prot) ||
+            mprotect((char *)b + q * page, page, prot))
+            die("mprotect");
+}
+
+/* A host-pointer call on a subset reads only the subset's particles and
+ * rest positions (other contexts may be writing the rest of the array):
+ * the particles of the even pages take part, in a shuffled order, while
+ * the odd pages of both arrays are unreadable. Pairs and corrections equal
+ * the CPU's, with and without rest positions. */
+static void subset_only(pleat_context *cpu, pleat_context *gpu)
+{
+    const char *name = "subset reads only it";
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE), per = page / (4 * sizeof(float)), pages = 8;
+    const uint32_t n = (uint32_t)(pages * per);
+    scene sc = scene_make(SCENE_CLOUD, n, 1, 57);
+    if (sc.count < n)
+        die("scene too small");
+    float *a = pages_of(4 * (size_t)n), *r = pages_of(4 * (size_t)n);
+    memcpy(r, sc.rest, 4 * (size_t)n * sizeof(float));
+    uint32_t m = 0, *idx = malloc(n * sizeof *idx);
+    if (!idx)
+        die("malloc");
+    for (size_t q = 0; q < pages; q += 2)
+        for (size_t k = 0; k < per; ++k)
+            idx[m++] = (uint32_t)(q * per + k * 37 % per);
+    uint64_t rng = 99;
+    for (uint32_t k = m; k > 1; --k) {
+        uint32_t j = (uint32_t)(pleat_scene_random(&rng) % k), t = idx[k - 1];
+        idx[k - 1] = idx[j];
+        idx[j] = t;
+    }
+    for (int rest = 0; rest < 2; ++rest) {
+        pleat_params p = pleat_default_params();
+        p.distance = sc.distance;
+        p.indices = idx;
+        p.num_indices = m;
+        p.rest_positions = rest ? r : NULL;
+        size_t n_cpu = 0, n_gpu = 0;
+        uint32_t *pc = pleat_pairs(cpu, sc.particles, n, &p, &n_cpu);
+        float *want = copy_floats(sc.particles, 4 * (size_t)n);
+        expect(pleat_self_collide(cpu, want, n, &p, NULL) == PLEAT_OK, "cpu call", name);
+        memcpy(a, sc.particles, 4 * (size_t)n * sizeof(float));
+        uint32_t *pg = malloc((n_cpu + 1) * 2 * sizeof *pg);
+        protect_odd_pages(a, r, pages, PROT_NONE);
+        expect(pleat_find_pairs(gpu, a, n, &p, NULL, 0, &n_gpu) == PLEAT_OK && n_gpu == n_cpu,
+               "pair count", name);
+        expect(pg && pleat_find_pairs(gpu, a, n, &p, pg, n_cpu, &n_gpu) == PLEAT_OK,
+               "pair list", name);
+        expect(pleat_self_collide(gpu, a, n, &p, NULL) == PLEAT_OK, "cuda call", name);
+        protect_odd_pages(a, r, pages, PROT_READ | PROT_WRITE);
+        expect(pg && memcmp(pc, pg, n_cpu * 2 * sizeof *pc) == 0, "pair lists differ", name);
+        expect(memcmp(a, want, 4 * (size_t)n * sizeof(float)) == 0, "particles differ", name);
+        free(pg);
+        free(want);
+        free(pc);
+    }
+    printf("%-24s %s\n", name, "done");
+    munmap(a, 4 * (size_t)n * sizeof(float));
+    munmap(r, 4 * (size_t)n * sizeof(float));
+    free(idx);
+    scene_free(&sc);
 }
 
 /* Two CUDA contexts on two threads correct the even and the odd particles of
@@ -595,6 +679,7 @@ int main(void)
     legacy_while_capturing(gpu);
     capture_and_timings();
     free_while_queued(cpu);
+    subset_only(cpu, gpu);
     shared_array(cpu);
     pleat_context_destroy(cpu);
     pleat_context_destroy(gpu);
