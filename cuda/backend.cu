@@ -353,10 +353,7 @@ static pleat_status gather_subset(pleat_cuda *cu, const pleat_job *job)
     for (uint32_t s = 0; s < m; ++s)
         if (p->indices[s] >= job->count)
             return PLEAT_ERROR_BAD_INDEX;
-    /* a copy that a failed call queued may still read the staging */
-    pleat_status st = settle(cu);
-    if (st == PLEAT_OK)
-        st = reserve(cu, &cu->host_in, m, (p->rest_positions ? 8 : 4) * sizeof(float));
+    pleat_status st = reserve(cu, &cu->host_in, m, (p->rest_positions ? 8 : 4) * sizeof(float));
     if (st != PLEAT_OK)
         return st;
     float *rows = (float *)cu->host_in.data;
@@ -375,16 +372,17 @@ static pleat_status copy_in(pleat_cuda *cu, const pleat_job *job, pleat_cuda_fra
 {
     const pleat_params *p = &job->params;
     size_t n_idx = p->indices ? p->num_indices : 0;
+    /* m rows of particles (and rest positions) are staged: the taking-part
+     * ones of a subset, or the whole array */
     size_t m = p->indices ? p->num_indices : job->count;
     const bool gathered = p->indices && m > 0;
-    const size_t rows = p->indices ? m : job->count;
     pleat_status st = gathered ? gather_subset(cu, job) : PLEAT_OK;
     if (st == PLEAT_OK)
-        st = reserve(cu, &cu->in_particles, rows, 4 * sizeof(float));
+        st = reserve(cu, &cu->in_particles, m, 4 * sizeof(float));
     if (st == PLEAT_OK)
         st = reserve(cu, &cu->in_indices, n_idx, sizeof(uint32_t));
     if (st == PLEAT_OK)
-        st = reserve(cu, &cu->in_rest, p->rest_positions ? rows : 0, 4 * sizeof(float));
+        st = reserve(cu, &cu->in_rest, p->rest_positions ? m : 0, 4 * sizeof(float));
     if (st == PLEAT_OK && job->kind == PLEAT_JOB_COLLIDE) {
         st = reserve(cu, &cu->moved, m, sizeof(pleat_cuda_moved));
         if (st == PLEAT_OK)
@@ -402,7 +400,7 @@ static pleat_status copy_in(pleat_cuda *cu, const pleat_job *job, pleat_cuda_fra
     f->moved = (pleat_cuda_moved *)cu->moved.data;
     const float *from = gathered ? (const float *)cu->host_in.data : job->particles;
     const float *rest_from = gathered ? from + 4 * m : p->rest_positions;
-    const size_t bytes = rows * 4 * sizeof(float);
+    const size_t bytes = m * 4 * sizeof(float);
     cudaStream_t s = cu->stream;
     cudaError_t e = cudaSuccess;
     if (f->m > 0) /* with no particle taking part, nothing is read (as on the CPU) */
@@ -527,8 +525,11 @@ static pleat_status cuda_run(void *impl, pleat_job *job)
     if (st != PLEAT_OK)
         return st;
     st = run_host_job(cu, job);
-    /* a call that failed midway may leave work queued on the scratch: a
-     * device-pointer call on another stream must wait for it */
+    /* A host-pointer call returns with its work done: on success it has
+     * waited for the stream; a call that failed midway may have left work
+     * queued that reads the pinned staging the next call rewrites. */
+    if (st != PLEAT_OK)
+        ok(cudaStreamSynchronize(cu->stream));
     mark_done(cu, cu->stream, 0);
     return st;
 }
