@@ -114,6 +114,17 @@ pleat_emu_stream *blocking_capture()
     return nullptr;
 }
 
+/* Work or a wait on st, which on the legacy stream would depend on a
+ * blocking stream's capture: it fails, and invalidates that capture. */
+cudaError_t legacy_blocked(const pleat_emu_stream *st)
+{
+    pleat_emu_stream *cap = st->legacy ? blocking_capture() : nullptr;
+    if (!cap)
+        return cudaSuccess;
+    cap->invalidated = true;
+    return fail(cudaErrorStreamCaptureImplicit);
+}
+
 } // namespace
 
 cudaError_t pleat_emu::unsafe_call()
@@ -140,12 +151,8 @@ cudaError_t submit_to(pleat_emu_stream *st, work w)
         st->capture->steps.push_back(std::move(w));
         return cudaSuccess;
     }
-    if (st->legacy) {
-        if (pleat_emu_stream *cap = blocking_capture()) {
-            cap->invalidated = true;
-            return fail(cudaErrorStreamCaptureImplicit);
-        }
-    }
+    if (cudaError_t e = legacy_blocked(st))
+        return e;
     enqueue(st, std::move(w));
     return cudaSuccess;
 }
@@ -285,11 +292,9 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
         st->invalidated = true;
         return fail(cudaErrorStreamCaptureUnsupported);
     }
+    if (cudaError_t e = legacy_blocked(st))
+        return e;
     if (st->legacy) {
-        if (pleat_emu_stream *cap = blocking_capture()) {
-            cap->invalidated = true;
-            return fail(cudaErrorStreamCaptureImplicit);
-        }
         /* as an empty item of its own would: after the blocking streams */
         for (pleat_emu_stream *other : streams())
             if (!other->nonblocking)
@@ -404,11 +409,10 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
         *event = pleat_emu_event{nullptr, 0, st->capture};
         return cudaSuccess;
     }
-    if (st->legacy && blocking_capture())
-        return fail(cudaErrorStreamCaptureImplicit);
     /* an empty item: the event then covers what the stream itself waits
      * for (the legacy stream and the blocking ones, for each other) */
-    enqueue(st, []() {});
+    if (cudaError_t e = submit_to(st, []() {}))
+        return e;
     *event = pleat_emu_event{st, st->submitted, nullptr};
     return cudaSuccess;
 }
