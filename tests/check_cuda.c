@@ -134,6 +134,16 @@ static void compare(pleat_context *cpu, pleat_context *gpu, const scene *sc,
     free(pc);
 }
 
+/* n floats of page-aligned memory, for protecting pages of it. */
+static float *pages_of(size_t floats)
+{
+    float *p = mmap(NULL, floats * sizeof(float), PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        die("mmap");
+    return p;
+}
+
 /* Bad data through the device API: its status with the stats (and from
  * pleat_context_device_status without them), the buffer unchanged; and
  * through the host API, on a subset (a host-pointer call gathers the
@@ -142,8 +152,8 @@ static void bad_inputs(pleat_context *gpu)
 {
     float pts[16] = {0, 0, 0, 1, 0.5f, 0, 0, 1, 1, 0, 0, 1, 1.5f, 0, 0, 1};
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    char *map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (map == MAP_FAILED || mprotect(map + page, page, PROT_NONE) != 0)
+    char *map = (char *)pages_of(2 * page / sizeof(float));
+    if (mprotect(map + page, page, PROT_NONE) != 0)
         die("guard page");
     char *guard_page = map + page;
     struct {
@@ -546,16 +556,6 @@ static void free_while_queued(pleat_context *cpu)
     scene_free(&large);
 }
 
-/* n floats of page-aligned memory, for protecting pages of it. */
-static float *pages_of(size_t floats)
-{
-    float *p = mmap(NULL, floats * sizeof(float), PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        die("mmap");
-    return p;
-}
-
 /* Every other page of a and b, from the second: readable or not. */
 static void protect_odd_pages(float *a, float *b, size_t pages, int prot)
 {
@@ -586,7 +586,7 @@ static void subset_only(pleat_context *cpu, pleat_context *gpu)
         die("malloc");
     for (size_t q = 0; q < pages; q += 2)
         for (size_t k = 0; k < per; ++k)
-            idx[m++] = (uint32_t)(q * per + k * 37 % per);
+            idx[m++] = (uint32_t)(q * per + k);
     uint64_t rng = 99;
     for (uint32_t k = m; k > 1; --k) {
         uint32_t j = (uint32_t)(pleat_scene_random(&rng) % k), t = idx[k - 1];
