@@ -36,6 +36,8 @@
  *   that it does), and a freed block stays unreadable and is never handed
  *   out again: work that runs after the free of its memory faults.
  *   Kernels can read host memory, which a GPU may not: that goes unseen.
+ *   Memory never runs out by itself; a test picks the allocation that
+ *   fails (pleat_emu_fail_allocation).
  * - Streams. Work is queued, not run: it runs when the host waits for it
  *   (a stream or event sync, a device sync, a copy into pageable memory),
  *   in stream order, after the events it waits for; the legacy stream

@@ -41,6 +41,9 @@ std::vector<std::pair<char *, size_t>> &freed() /* mappings, guard included */
     return gone;
 }
 int device_depth; /* > 0: the device is working */
+/* pleat_emu_fail_allocation: allocations to make before the one that fails;
+ * < 0: none fails */
+long long fail_after = -1;
 
 void protect(const allocation &a, bool readable)
 {
@@ -188,8 +191,13 @@ cudaError_t allocate(void **ptr, size_t bytes, bool pinned)
     cudaError_t e = unsafe_call();
     if (e != cudaSuccess)
         return e;
-    *ptr = bytes ? map_block(bytes, pinned) : nullptr;
-    return *ptr || !bytes ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+    *ptr = nullptr;
+    if (!bytes)
+        return cudaSuccess;
+    if (fail_after >= 0 && fail_after-- == 0)
+        return fail(cudaErrorMemoryAllocation); /* fail_after is -1 now: once */
+    *ptr = map_block(bytes, pinned);
+    return *ptr ? cudaSuccess : fail(cudaErrorMemoryAllocation);
 }
 
 cudaError_t release(void *ptr, bool pinned)
@@ -225,5 +233,17 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes) { return allocate(ptr, bytes, f
 cudaError_t cudaFree(void *ptr) { return release(ptr, false); }
 cudaError_t cudaMallocHost(void **ptr, size_t bytes) { return allocate(ptr, bytes, true); }
 cudaError_t cudaFreeHost(void *ptr) { return release(ptr, true); }
+
+void pleat_emu_fail_allocation(long long skip)
+{
+    locked g(big_lock());
+    fail_after = skip < 0 ? -1 : skip;
+}
+
+int pleat_emu_failure_pending(void)
+{
+    locked g(big_lock());
+    return fail_after >= 0;
+}
 
 } // extern "C"

@@ -199,6 +199,29 @@ static void copies()
     cudaFree(d);
 }
 
+/* The allocation asked for fails, once, and only it; sizes of 0 do not count. */
+static void out_of_memory()
+{
+    void *a = nullptr, *b = nullptr, *c = nullptr, *z = &a;
+    pleat_emu_fail_allocation(1);
+    expect(cudaMalloc(&z, 0) == cudaSuccess && !z && pleat_emu_failure_pending(),
+           "an allocation of 0 bytes does not count");
+    expect(cudaMalloc(&a, 64) == cudaSuccess && a,
+           "the allocations before the failing one succeed");
+    expect(cudaMallocHost(&b, 64) == cudaErrorMemoryAllocation && !b &&
+               !pleat_emu_failure_pending(),
+           "the one asked for fails, pinned memory too");
+    expect(cudaGetLastError() == cudaErrorMemoryAllocation, "and leaves its error");
+    expect(cudaMalloc(&c, 64) == cudaSuccess && c, "only once");
+    pleat_emu_fail_allocation(0);
+    pleat_emu_fail_allocation(-1);
+    expect(!pleat_emu_failure_pending() && cudaMalloc(&b, 64) == cudaSuccess,
+           "a cancelled one does not fail");
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+}
+
 /* ---- streams ------------------------------------------------------------------ */
 
 static void streams()
@@ -211,7 +234,8 @@ static void streams()
     cudaStreamCreate(&blocking);
 
     launch(fill_kernel, 1, 256, nb, d, 256u, 7u);
-    expect(pleat_emu_pending(nb) == 1, "a launch is queued, not run");
+    expect(pleat_emu_pending(nb) == 1 && pleat_emu_pending_all() == 1,
+           "a launch is queued, not run");
     expect(back(d, 256)[100] == 0,
            "the legacy stream does not wait for a non-blocking stream (stale bits)");
     cudaStreamSynchronize(nb);
@@ -487,6 +511,7 @@ int main()
     syncthreads();
     noise();
     copies();
+    out_of_memory();
     streams();
     capture();
     sort();

@@ -468,4 +468,13 @@ size_t pleat_emu_pending(cudaStream_t stream)
     return (size_t)(st->submitted - st->done);
 }
 
+size_t pleat_emu_pending_all(void)
+{
+    locked g(big_lock());
+    size_t n = 0;
+    for (const pleat_emu_stream *st : streams())
+        n += (size_t)(st->submitted - st->done);
+    return n;
+}
+
 } // extern "C"
