@@ -525,12 +525,12 @@ static pleat_status cuda_run(void *impl, pleat_job *job)
     if (st != PLEAT_OK)
         return st;
     st = run_host_job(cu, job);
+    mark_done(cu, cu->stream, 0);
     /* A host-pointer call returns with its work done: on success it has
      * waited for the stream; a call that failed midway may have left work
      * queued that reads the pinned staging the next call rewrites. */
     if (st != PLEAT_OK)
         ok(cudaStreamSynchronize(cu->stream));
-    mark_done(cu, cu->stream, 0);
     return st;
 }
 
@@ -561,11 +561,11 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
     laps l = {profile, profile ? pleat_now_ms() : 0.0, timings ? timings : &unused, s};
     pleat_cuda_frame f = make_frame(d_particles, count, params);
     f.out = d_particles;
-    pleat_status st = order_after_last(cu, s, captured);
+    pleat_status st = reserve_frame(cu, &f, &cu->device_counters);
     if (st == PLEAT_OK)
-        st = reserve_frame(cu, &f, &cu->device_counters);
+        st = order_after_last(cu, s, captured);
     if (st != PLEAT_OK)
-        return st; /* nothing queued */
+        return st; /* nothing queued: a failed wait queues nothing either */
     st = queue_collide(cu, &f, &l);
     mark_done(cu, s, captured); /* a failed call may have queued work on the scratch too */
     /* the call reached the device, whose first step clears the counters: a

@@ -15,7 +15,8 @@
  * application captures a blocking stream, the timings of a captured call,
  * scratch freed while calls are queued, a subset call that may read only
  * its subset, and two contexts correcting disjoint subsets of one host
- * array from two threads at once.
+ * array from two threads at once. On the CUDA emulator, also device memory
+ * running out at each allocation of a call in turn.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "reference.h"
@@ -23,6 +24,7 @@
 #include "subsets.h"
 
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -625,6 +627,179 @@ static void subset_only(pleat_context *cpu, pleat_context *gpu)
     scene_free(&sc);
 }
 
+#ifdef PLEAT_CUDA_EMULATOR
+/* The calls out_of_memory() starves, each on a scene of its own. */
+enum { OOM_HOST, OOM_SUBSET, OOM_PAIRS, OOM_DEVICE, OOM_KINDS };
+static const char *const oom_names[OOM_KINDS] = {"host", "host subset", "pair list", "device"};
+
+/* One call's inputs and outputs: host particles (or their device copy) and
+ * rest positions, a subset for OOM_SUBSET, and what comes back. */
+typedef struct oom_call {
+    int kind;
+    scene sc;
+    pleat_params p;
+    uint32_t *subset;
+    float *host, *d, *d_rest;
+    uint32_t *pairs;
+    size_t capacity, n;
+    pleat_stats stats;
+} oom_call;
+
+static oom_call oom_make(int kind, uint32_t count, uint64_t seed, size_t capacity)
+{
+    oom_call c;
+    memset(&c, 0, sizeof c);
+    c.kind = kind;
+    c.sc = scene_make(SCENE_CLOUD, count, 1, seed);
+    size_t floats = (size_t)c.sc.count * 4;
+    c.p = pleat_default_params();
+    c.p.distance = c.sc.distance;
+    c.p.rest_positions = kind == OOM_PAIRS ? NULL : c.sc.rest;
+    if (kind == OOM_SUBSET) {
+        c.subset = random_subset(c.sc.count, seed, &c.p.num_indices);
+        c.p.indices = c.subset;
+    }
+    c.host = copy_floats(c.sc.particles, floats);
+    if (kind == OOM_DEVICE) {
+        c.d = to_device(c.sc.particles, floats * sizeof(float));
+        c.d_rest = to_device(c.sc.rest, floats * sizeof(float));
+    }
+    c.capacity = capacity;
+    c.pairs = malloc((capacity + 1) * 2 * sizeof *c.pairs);
+    if (!c.pairs)
+        die("malloc");
+    return c;
+}
+
+/* Inputs as made, outputs filled with a marker the call must not leave. */
+static void oom_reset(oom_call *c)
+{
+    size_t bytes = (size_t)c->sc.count * 4 * sizeof(float);
+    memcpy(c->host, c->sc.particles, bytes);
+    if (c->d)
+        upload(c->d, c->sc.particles, bytes);
+    memset(c->pairs, 0xab, (c->capacity + 1) * 2 * sizeof *c->pairs);
+    memset(&c->stats, 0xab, sizeof c->stats);
+    memset(&c->n, 0xab, sizeof c->n);
+}
+
+static pleat_status oom_run(pleat_context *ctx, oom_call *c, cudaStream_t st)
+{
+    if (c->kind == OOM_PAIRS)
+        return pleat_find_pairs(ctx, c->host, c->sc.count, &c->p, c->pairs, c->capacity, &c->n);
+    if (c->kind != OOM_DEVICE)
+        return pleat_self_collide(ctx, c->host, c->sc.count, &c->p, &c->stats);
+    pleat_params dp = c->p;
+    dp.rest_positions = c->d_rest;
+    pleat_status s = pleat_self_collide_device(ctx, c->d, c->sc.count, &dp, st, &c->stats);
+    float *got = from_device(c->d, (size_t)c->sc.count * 4);
+    memcpy(c->host, got, (size_t)c->sc.count * 4 * sizeof(float));
+    free(got);
+    return s;
+}
+
+/* Whether c's outputs are those of `want` (a call's copy), or untouched. */
+static int oom_same(const oom_call *c, const oom_call *want)
+{
+    size_t bytes = (size_t)c->sc.count * 4 * sizeof(float);
+    if (c->kind == OOM_PAIRS)
+        return c->n == want->n && memcmp(c->pairs, want->pairs, 2 * c->n * sizeof(uint32_t)) == 0;
+    return memcmp(c->host, want->host, bytes) == 0 && c->stats.pairs == want->stats.pairs &&
+           c->stats.tests == want->stats.tests;
+}
+
+static int oom_untouched(const oom_call *c)
+{
+    size_t bytes = (size_t)c->sc.count * 4 * sizeof(float);
+    unsigned char marker[sizeof(pleat_stats) + sizeof(size_t)];
+    memset(marker, 0xab, sizeof marker);
+    size_t words = (c->capacity + 1) * 2;
+    for (size_t k = 0; k < words; ++k)
+        if (c->pairs[k] != 0xabababab)
+            return 0;
+    return memcmp(c->host, c->sc.particles, bytes) == 0 &&
+           memcmp(&c->stats, marker, sizeof c->stats) == 0 &&
+           memcmp(&c->n, marker, sizeof c->n) == 0;
+}
+
+static void oom_free(oom_call *c)
+{
+    cudaFree(c->d);
+    cudaFree(c->d_rest);
+    free(c->pairs);
+    free(c->host);
+    free(c->subset);
+    scene_free(&c->sc);
+}
+
+/* Device or pinned memory runs out at each allocation of a call in turn
+ * (the emulator fails the one asked for), on a context that made a smaller
+ * call of the same kind first (so the call grows its scratch). The call
+ * returns PLEAT_ERROR_OUT_OF_MEMORY, leaves the caller's arrays, stats and
+ * pair count untouched, no error in the runtime and no work queued (a
+ * device call queues nothing: its device status stays the smaller call's);
+ * then the same call on the same context gives the CPU's bits. */
+static void out_of_memory(pleat_context *cpu)
+{
+    cudaStream_t st;
+    if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess)
+        die("cudaStreamCreate");
+    for (int kind = 0; kind < OOM_KINDS; ++kind) {
+        char name[64];
+        snprintf(name, sizeof name, "out of memory, %s", oom_names[kind]);
+        /* the CPU's answer, through the host API (the same inputs) */
+        const int host_kind = kind == OOM_DEVICE ? OOM_HOST : kind;
+        oom_call want = oom_make(host_kind, 6000, 81 + kind, 0);
+        size_t capacity = 0;
+        expect(pleat_find_pairs(cpu, want.host, want.sc.count, &want.p, NULL, 0, &capacity) ==
+                   PLEAT_OK,
+               "cpu count", name);
+        oom_free(&want);
+        want = oom_make(host_kind, 6000, 81 + kind, capacity);
+        oom_reset(&want);
+        expect(oom_run(cpu, &want, NULL) == PLEAT_OK, "cpu call", name);
+        oom_call small = oom_make(kind, 1500, 91 + kind, capacity),
+                 large = oom_make(kind, 6000, 81 + kind, capacity);
+        if (kind == OOM_DEVICE) /* a bad input: its status must outlive the refused call */
+            upload(small.d_rest + 1, &(float){NAN}, sizeof(float));
+        long long k = 0;
+        for (;; ++k) {
+            pleat_context *gpu = make(PLEAT_BACKEND_CUDA);
+            oom_reset(&small);
+            pleat_status primed = oom_run(gpu, &small, st);
+            expect(primed == (kind == OOM_DEVICE ? PLEAT_ERROR_NONFINITE_INPUT : PLEAT_OK),
+                   "the smaller call", name);
+            oom_reset(&large);
+            cudaDeviceSynchronize(); /* every context's work, this one's included */
+            pleat_emu_fail_allocation(k);
+            pleat_status s = oom_run(gpu, &large, st);
+            int failed = !pleat_emu_failure_pending();
+            pleat_emu_fail_allocation(-1);
+            if (!failed) { /* the call made fewer than k + 1 allocations */
+                expect(s == PLEAT_OK && oom_same(&large, &want), "unstarved call", name);
+                pleat_context_destroy(gpu);
+                break;
+            }
+            expect(s == PLEAT_ERROR_OUT_OF_MEMORY, "status", name);
+            expect(oom_untouched(&large), "the caller's data changed", name);
+            expect(cudaGetLastError() == cudaSuccess, "an error left in the runtime", name);
+            expect(pleat_emu_pending_all() == 0, "work left queued", name);
+            expect(pleat_context_device_status(gpu) == primed, "device status changed", name);
+            oom_reset(&large);
+            expect(oom_run(gpu, &large, st) == PLEAT_OK && oom_same(&large, &want),
+                   "the call after", name);
+            pleat_context_destroy(gpu);
+        }
+        expect(k > 0, "the call grew nothing", name);
+        printf("%-24s %lld allocations failed in turn\n", name, k);
+        oom_free(&small);
+        oom_free(&large);
+        oom_free(&want);
+    }
+    cudaStreamDestroy(st);
+}
+#endif
+
 /* Two CUDA contexts on two threads correct the even and the odd particles of
  * one host array at the same time: the result must be the CPU's, run one
  * subset after the other (a context that wrote back particles it did not
@@ -681,6 +856,9 @@ int main(void)
     free_while_queued(cpu);
     subset_only(cpu, gpu);
     shared_array(cpu);
+#ifdef PLEAT_CUDA_EMULATOR
+    out_of_memory(cpu);
+#endif
     pleat_context_destroy(cpu);
     pleat_context_destroy(gpu);
     printf("%d passed, %d failed\n", checks - failures, failures);
