@@ -176,7 +176,9 @@ static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
     } need[] = {
         {&cu->grid, 1, sizeof(pleat_grid)},
         {&cu->bounds, PLEAT_CUDA_MAX_BLOCKS, 6 * sizeof(float)},
-        {&cu->seen, f->indices ? ((size_t)f->count + 31) / 32 : 0, sizeof(unsigned)},
+        /* for any call, not only a subset's: a context sized by calls
+         * without indices must not allocate at its first captured subset */
+        {&cu->seen, ((size_t)f->count + 31) / 32, sizeof(unsigned)},
         {&cu->keys, m, sizeof(uint32_t)},
         {&cu->order, m, sizeof(uint32_t)},
         {&cu->keys_in, m, sizeof(uint32_t)},

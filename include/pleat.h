@@ -330,9 +330,9 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * too. stream is a cudaStream_t (NULL: the default stream); the work is
  * queued on it and the call returns without waiting: no host round trip, no
  * device sync, and no allocation once the context has made a call (device or
- * host pointers) with at least as many taking-part particles, at least this
- * count when indices are given, and rest positions when they are given, so
- * the call can be captured in a CUDA graph. While stream is being captured
+ * host pointers) with at least as many taking-part particles and at least
+ * this count (with indices or without), and with rest positions when they
+ * are given, so the call can be captured in a CUDA graph. While stream is being captured
  * stats must be NULL: reading them needs a sync, which would end the
  * capture (stats set then -> INVALID_ARGUMENT, nothing queued).
  *

@@ -472,8 +472,10 @@ static void legacy_while_capturing(pleat_context *gpu)
 /* On a profiled context: a fresh context's device status is OK (its
  * counters are cleared at creation), a device call is timed, and a captured
  * one is not (a sync would end the capture): it leaves the timings as they
- * were. */
-static void capture_and_timings(void)
+ * were. Then a subset of the same array, captured although every earlier
+ * call took the whole array: it must not allocate, and gives the CPU's
+ * bits. */
+static void capture_and_timings(pleat_context *cpu)
 {
     const char *name = "capture and timings";
     pleat_context_desc desc = pleat_default_context_desc();
@@ -505,7 +507,27 @@ static void capture_and_timings(void)
                "graph launch", name);
         cudaGraphExecDestroy(exec);
     }
+
+    uint32_t *subset = random_subset(sc.count, 6, &p.num_indices);
+    p.indices = subset;
+    float *want = copy_floats(sc.particles, (size_t)sc.count * 4);
+    expect(pleat_self_collide(cpu, want, sc.count, &p, NULL) == PLEAT_OK, "cpu call", name);
+    pleat_params dp = p;
+    dp.indices = to_device(subset, p.num_indices * sizeof *subset);
+    upload(d, sc.particles, bytes);
+    exec = capture(gpu, d, sc.count, &dp, st, name);
+    if (exec) {
+        expect(cudaGraphLaunch(exec, st) == cudaSuccess && cudaStreamSynchronize(st) == cudaSuccess,
+               "subset graph launch", name);
+        float *got = from_device(d, (size_t)sc.count * 4);
+        expect(memcmp(got, want, bytes) == 0, "subset graph particles differ", name);
+        free(got);
+        cudaGraphExecDestroy(exec);
+    }
     printf("%-24s %s\n", name, "done");
+    cudaFree((void *)dp.indices);
+    free(want);
+    free(subset);
     cudaStreamDestroy(st);
     cudaFree(d);
     scene_free(&sc);
@@ -852,7 +874,7 @@ int main(void)
     async_and_graph(cpu, gpu);
     status_rules(cpu);
     legacy_while_capturing(gpu);
-    capture_and_timings();
+    capture_and_timings(cpu);
     free_while_queued(cpu);
     subset_only(cpu, gpu);
     shared_array(cpu);
