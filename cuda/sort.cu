@@ -5,6 +5,12 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
+/* Older CUB counts a sort's items in an int: 2^31 particles, or pairs in
+ * pleat_find_pairs, would wrap. (The emulator's CUB has no version.) */
+#if defined(CUB_VERSION) && CUB_VERSION < 101600
+#error "pleat's CUDA backend needs CUB 1.16 or newer (64-bit item counts in DeviceRadixSort)"
+#endif
+
 cudaError_t pleat_cuda_sort_temp_bytes(uint32_t m, size_t *bytes)
 {
     *bytes = 0;
