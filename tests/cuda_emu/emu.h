@@ -38,6 +38,13 @@
  *   Kernels can read host memory, which a GPU may not: that goes unseen.
  *   Memory never runs out by itself; a test picks the allocation that
  *   fails (pleat_emu_fail_allocation).
+ * - Devices. There are two. The current one is the calling thread's;
+ *   memory and streams belong to the device current when they were made,
+ *   and each device has a legacy stream of its own. A kernel (or an
+ *   event record) goes only to a stream of the current device and reads
+ *   only that device's memory and pinned memory: another device's faults.
+ *   Copies may read and write any device's memory. A device sync waits
+ *   for the current device's work only.
  * - Streams. Work is queued, not run: it runs when the host waits for it
  *   (a stream or event sync, a device sync, a copy into pageable memory),
  *   in stream order, after the events it waits for; the legacy stream
@@ -64,6 +71,8 @@
 namespace pleat_emu {
 
 /* runtime.cc */
+const int DEVICES = 2;
+int current_device(); /* the calling thread's */
 std::recursive_mutex &big_lock(); /* every call holds it */
 typedef std::lock_guard<std::recursive_mutex> locked;
 cudaError_t fail(cudaError_t e); /* e, also left for cudaGetLastError */
@@ -75,8 +84,10 @@ enum side { HOST, PINNED, DEVICE };
  * which straddles() tells. */
 side side_of(const void *p, size_t bytes);
 bool straddles(const void *p, size_t bytes);
-/* The device works: its memory is readable until the matching leave. */
-void device_enter();
+/* The device works: until the matching leave, the memory of `view`
+ * (ALL_DEVICES: copies and sets; a device: its kernels) is readable. */
+const int ALL_DEVICES = -1;
+void device_enter(int view);
 void device_leave();
 
 /* streams.cc: a call that a running capture forbids (allocation, a device

@@ -1,8 +1,9 @@
 /* The CUDA emulator's memory (emu.h): device allocations, which the host
- * cannot touch while the device is idle, each ending at a guard page (and
- * the bytes between its end and the next 256 holding a canary), pinned host
- * memory, and freed blocks, which stay unreadable and are never handed out
- * again, so that work touching them after the free faults. */
+ * cannot touch while the device is idle, nor a kernel of another device,
+ * each ending at a guard page (and the bytes between its end and the next
+ * 256 holding a canary), pinned host memory, and freed blocks, which stay
+ * unreadable and are never handed out again, so that work touching them
+ * after the free faults. */
 #include "emu.h"
 
 #include <signal.h>
@@ -25,7 +26,9 @@ struct allocation {
     size_t map_bytes; /* without the guard */
     char *user;
     size_t bytes;
-    bool pinned; /* host memory the device may use too */
+    bool pinned; /* host memory the devices may use too */
+    int device;  /* the one it was allocated on; pinned: every device's */
+    bool readable;
 };
 
 /* Function-local, so that a call during another file's static
@@ -40,15 +43,36 @@ std::vector<std::pair<char *, size_t>> &freed() /* mappings, guard included */
     static std::vector<std::pair<char *, size_t>> gone;
     return gone;
 }
-int device_depth; /* > 0: the device is working */
+/* while the device works, whose memory is readable (the innermost view
+ * last: a kernel's work runs inside its stream's flush) */
+std::vector<int> &views()
+{
+    static std::vector<int> stack;
+    return stack;
+}
 /* pleat_emu_fail_allocation: allocations to make before the one that fails;
  * < 0: none fails */
 long long fail_after = -1;
 
-void protect(const allocation &a, bool readable)
+void protect(allocation &a, bool readable)
 {
-    if (!a.pinned && mprotect(a.map, a.map_bytes, readable ? PROT_READ | PROT_WRITE : PROT_NONE))
+    if (a.pinned || a.readable == readable)
+        return;
+    if (mprotect(a.map, a.map_bytes, readable ? PROT_READ | PROT_WRITE : PROT_NONE))
         die("mprotect failed");
+    a.readable = readable;
+}
+
+/* Whether the innermost view lets work read a. */
+bool visible(const allocation &a)
+{
+    return !views().empty() && (views().back() == ALL_DEVICES || views().back() == a.device);
+}
+
+void show_view()
+{
+    for (auto &a : allocations())
+        protect(a.second, visible(a.second));
 }
 
 /* The bytes from the end of a block to its 256-byte-rounded end. */
@@ -68,22 +92,20 @@ void check_canary(const allocation &a)
 
 } // namespace
 
-void pleat_emu::device_enter()
+void pleat_emu::device_enter(int view)
 {
-    if (device_depth++ == 0)
-        for (auto &a : allocations())
-            protect(a.second, true);
+    views().push_back(view);
+    show_view();
 }
 
-/* The device is idle again: what it wrote past a block's end shows now. */
+/* When the device is idle again, what it wrote past a block's end shows. */
 void pleat_emu::device_leave()
 {
-    if (--device_depth == 0) {
-        for (auto &a : allocations()) {
+    views().pop_back();
+    if (views().empty())
+        for (auto &a : allocations())
             check_canary(a.second);
-            protect(a.second, false);
-        }
-    }
+    show_view();
 }
 
 namespace {
@@ -117,11 +139,10 @@ void *map_block(size_t bytes, bool pinned)
     char *map = (char *)m;
     if (mprotect(map + pages, PAGE, PROT_NONE))
         die("mprotect failed");
-    allocation a = {map, pages, map + pages - rounded, bytes, pinned};
+    allocation a = {map, pages, map + pages - rounded, bytes, pinned, current_device(), true};
     fill_noise(a.user, bytes);
     memset(a.user + bytes, CANARY, slack(a));
-    if (device_depth == 0)
-        protect(a, false);
+    protect(a, visible(a));
     allocations()[(uintptr_t)a.user] = a;
     return a.user;
 }
@@ -132,7 +153,7 @@ cudaError_t unmap_block(void *p, bool pinned)
     auto it = allocations().find((uintptr_t)p);
     if (it == allocations().end() || it->second.pinned != pinned)
         return fail(cudaErrorInvalidValue);
-    const allocation &a = it->second;
+    allocation &a = it->second;
     protect(a, true);
     check_canary(a);
     if (madvise(a.map, a.map_bytes, MADV_DONTNEED) || mprotect(a.map, a.map_bytes, PROT_NONE))
@@ -154,7 +175,9 @@ void on_segv(int sig, siginfo_t *info, void *)
         if (p >= a.second.map && p < a.second.map + a.second.map_bytes + PAGE) {
             what = p >= a.second.map + a.second.map_bytes
                        ? "pleat CUDA emulator: an access past the end of a device allocation\n"
-                       : "pleat CUDA emulator: the host touched device memory\n";
+                   : views().empty() ? "pleat CUDA emulator: the host touched device memory\n"
+                                     : "pleat CUDA emulator: a kernel touched another device's "
+                                       "memory\n";
             break;
         }
     }

@@ -1,4 +1,4 @@
-/* The CUDA emulator: errors, versions and the one device (emu.h). */
+/* The CUDA emulator: errors, versions and the devices (emu.h). */
 #include "emu.h"
 
 #include <stdarg.h>
@@ -25,6 +25,9 @@ std::recursive_mutex &big_lock()
     return lock;
 }
 thread_local cudaError_t last_error = cudaSuccess;
+thread_local int current = 0; /* the thread's current device, as the runtime's */
+
+int current_device() { return current; }
 
 cudaError_t fail(cudaError_t e)
 {
@@ -96,7 +99,7 @@ cudaError_t cudaGetDeviceCount(int *count)
 {
     if (!count)
         return fail(cudaErrorInvalidValue);
-    *count = 1;
+    *count = DEVICES;
     return cudaSuccess;
 }
 
@@ -104,20 +107,23 @@ cudaError_t cudaGetDevice(int *device)
 {
     if (!device)
         return fail(cudaErrorInvalidValue);
-    *device = 0;
+    *device = current;
     return cudaSuccess;
 }
 
 cudaError_t cudaSetDevice(int device)
 {
-    return device == 0 ? cudaSuccess : fail(cudaErrorInvalidDevice);
+    if (device < 0 || device >= DEVICES)
+        return fail(cudaErrorInvalidDevice);
+    current = device;
+    return cudaSuccess;
 }
 
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device)
 {
     if (!prop)
         return fail(cudaErrorInvalidValue);
-    if (device != 0)
+    if (device < 0 || device >= DEVICES)
         return fail(cudaErrorInvalidDevice);
     memset(prop, 0, sizeof *prop);
     snprintf(prop->name, sizeof prop->name, "pleat CUDA emulator");

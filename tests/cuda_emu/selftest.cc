@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <thread>
 #include <vector>
 
 static int failures, checks;
@@ -263,6 +264,57 @@ static void streams()
     cudaEventDestroy(e);
     cudaStreamDestroy(blocking);
     cudaFree(d);
+}
+
+/* ---- devices ----------------------------------------------------------------- */
+
+/* Two devices: the current one is the thread's, a stream and memory belong
+ * to the device current when they were made, a kernel goes only to a
+ * stream of the current device and reads only its memory (copies may
+ * cross), and a device sync waits for one device's work. */
+static void devices()
+{
+    int count = 0, dev = -1;
+    expect(cudaGetDeviceCount(&count) == cudaSuccess && count == 2, "two devices");
+    expect(cudaSetDevice(2) == cudaErrorInvalidDevice && cudaGetLastError(), "no third device");
+    unsigned *d0 = device<unsigned>(64);
+    cudaStream_t s0;
+    cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking);
+    cudaSetDevice(1);
+    std::thread other([&dev]() { cudaGetDevice(&dev); });
+    other.join();
+    expect(dev == 0, "the current device is the thread's");
+    unsigned *d1 = device<unsigned>(64);
+    expect(launch(fill_kernel, 1, 64, s0, d1, 64u, 5u) == cudaErrorInvalidResourceHandle &&
+               cudaGetLastError(),
+           "a launch onto another device's stream is refused");
+    cudaEvent_t e;
+    cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+    expect(cudaEventRecord(e, s0) == cudaErrorInvalidResourceHandle && cudaGetLastError(),
+           "so is an event record");
+    launch(fill_kernel, 1, 64, nullptr, d1, 64u, 6u);
+    cudaSetDevice(0);
+    expect(pleat_emu_pending_all() == 1 && cudaDeviceSynchronize() == cudaSuccess &&
+               pleat_emu_pending_all() == 1,
+           "a device sync waits for its own device only");
+    expect(back(d1, 64)[63] != 6, "each device has a legacy stream of its own (stale bits)");
+    cudaSetDevice(1);
+    cudaDeviceSynchronize();
+    cudaSetDevice(0);
+    expect(back(d1, 64)[63] == 6 && pleat_emu_pending_all() == 0,
+           "a copy may read another device's memory");
+    cudaSetDevice(1);
+    expect(dies_of(SIGSEGV,
+                   [d0]() {
+                       launch(fill_kernel, 1, 64, nullptr, d0, 64u, 7u);
+                       cudaDeviceSynchronize();
+                   }),
+           "a kernel touching another device's memory faults");
+    cudaFree(d1);
+    cudaEventDestroy(e);
+    cudaSetDevice(0);
+    cudaStreamDestroy(s0);
+    cudaFree(d0);
 }
 
 /* ---- capture ----------------------------------------------------------------- */
@@ -513,6 +565,7 @@ int main()
     copies();
     out_of_memory();
     streams();
+    devices();
     capture();
     sort();
     aborts();

@@ -1,5 +1,7 @@
 /* The CUDA emulator's streams, events, graphs and copies (emu.h): work is
- * queued per stream and runs when the host waits for it. */
+ * queued per stream and runs when the host waits for it. Each device has a
+ * legacy stream of its own, and a stream belongs to the device that was
+ * current when it was made. */
 #include "emu.h"
 
 #include <string.h>
@@ -20,6 +22,7 @@ struct pleat_emu_graph {
 };
 
 struct pleat_emu_stream {
+    int device;
     bool legacy, nonblocking, destroyed;
     std::deque<work> queue;
     uint64_t submitted, done; /* work queued and work run, counted */
@@ -40,21 +43,26 @@ namespace {
 
 /* Function-local, so that a call during another file's static
  * initialisation finds them made. */
-pleat_emu_stream &legacy_stream()
+pleat_emu_stream *new_stream(int device, bool legacy, bool nonblocking)
 {
-    static pleat_emu_stream legacy = {true,  false,   false, {}, 0, 0, false,
-                                      nullptr, false, cudaStreamCaptureModeGlobal, {}};
-    return legacy;
+    return new pleat_emu_stream{device,  legacy, nonblocking, false, {}, 0, 0, false,
+                                nullptr, false,  cudaStreamCaptureModeGlobal, {}};
 }
-std::vector<pleat_emu_stream *> &streams()
+std::vector<pleat_emu_stream *> &streams() /* the legacy ones first, by device */
 {
-    static std::vector<pleat_emu_stream *> all = {&legacy_stream()};
+    static std::vector<pleat_emu_stream *> all = [] {
+        std::vector<pleat_emu_stream *> legacy;
+        for (int d = 0; d < DEVICES; ++d)
+            legacy.push_back(new_stream(d, true, false));
+        return legacy;
+    }();
     return all;
 }
 
+/* The current device's legacy stream for NULL. */
 pleat_emu_stream *stream_of(cudaStream_t s)
 {
-    pleat_emu_stream *st = s ? s : &legacy_stream();
+    pleat_emu_stream *st = s ? s : streams()[current_device()];
     if (st->destroyed)
         die("a destroyed stream was used");
     return st;
@@ -68,7 +76,7 @@ void flush(pleat_emu_stream *st, uint64_t seq)
     if (st->flushing)
         die("streams wait for each other in a cycle");
     st->flushing = true;
-    device_enter();
+    device_enter(ALL_DEVICES); /* a kernel narrows it to its device */
     while (st->done < seq) {
         work w = std::move(st->queue.front());
         st->queue.pop_front();
@@ -79,10 +87,11 @@ void flush(pleat_emu_stream *st, uint64_t seq)
     st->flushing = false;
 }
 
-void flush_all()
+void flush_device(int device)
 {
     for (pleat_emu_stream *st : streams())
-        flush(st, st->submitted);
+        if (st->device == device)
+            flush(st, st->submitted);
 }
 
 void push(pleat_emu_stream *st, work w)
@@ -91,12 +100,14 @@ void push(pleat_emu_stream *st, work w)
     ++st->submitted;
 }
 
-/* The legacy stream and the blocking streams wait for each other's work. */
+/* A device's legacy stream and its blocking streams wait for each other's
+ * work. */
 void enqueue(pleat_emu_stream *st, work w)
 {
     for (pleat_emu_stream *other : streams()) {
-        bool orders = st->legacy ? !other->legacy && !other->nonblocking
-                                 : !st->nonblocking && other->legacy;
+        bool orders = other->device == st->device &&
+                      (st->legacy ? !other->legacy && !other->nonblocking
+                                  : !st->nonblocking && other->legacy);
         if (orders && other->submitted > other->done) {
             uint64_t seq = other->submitted;
             push(st, [other, seq]() { flush(other, seq); });
@@ -105,11 +116,13 @@ void enqueue(pleat_emu_stream *st, work w)
     push(st, std::move(w));
 }
 
-/* A blocking stream being captured: the legacy stream may not touch it. */
-pleat_emu_stream *blocking_capture()
+/* A blocking stream of device being captured: that device's legacy stream
+ * may not touch it. */
+pleat_emu_stream *blocking_capture(int device)
 {
     for (pleat_emu_stream *st : streams())
-        if (st->capture && !st->legacy && !st->nonblocking && !st->destroyed)
+        if (st->device == device && st->capture && !st->legacy && !st->nonblocking &&
+            !st->destroyed)
             return st;
     return nullptr;
 }
@@ -118,7 +131,7 @@ pleat_emu_stream *blocking_capture()
  * blocking stream's capture: it fails, and invalidates that capture. */
 cudaError_t legacy_blocked(const pleat_emu_stream *st)
 {
-    pleat_emu_stream *cap = st->legacy ? blocking_capture() : nullptr;
+    pleat_emu_stream *cap = st->legacy ? blocking_capture(st->device) : nullptr;
     if (!cap)
         return cudaSuccess;
     cap->invalidated = true;
@@ -202,10 +215,20 @@ cudaError_t copy_on(pleat_emu_stream *st, void *dst, const void *src, size_t byt
 
 } // namespace
 
+/* A kernel runs on the current device, whose streams alone take it, and
+ * reads that device's memory only. */
 cudaError_t pleat_emu::submit(cudaStream_t stream, std::function<void()> w)
 {
     locked g(big_lock());
-    return submit_to(stream_of(stream), std::move(w));
+    pleat_emu_stream *st = stream_of(stream);
+    const int device = current_device();
+    if (st->device != device)
+        return fail(cudaErrorInvalidResourceHandle);
+    return submit_to(st, [device, w]() {
+        device_enter(device);
+        w();
+        device_leave();
+    });
 }
 
 extern "C" {
@@ -215,7 +238,7 @@ cudaError_t cudaDeviceSynchronize(void)
     locked g(big_lock());
     cudaError_t e = unsafe_call();
     if (e == cudaSuccess)
-        flush_all();
+        flush_device(current_device());
     return e;
 }
 
@@ -228,7 +251,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
     if (e != cudaSuccess)
         return e;
     side s = side_of(src, bytes);
-    return copy_on(&legacy_stream(), dst, src, bytes, kind, s != HOST);
+    return copy_on(stream_of(nullptr), dst, src, bytes, kind, s != HOST);
 }
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
@@ -258,9 +281,8 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags)
     locked g(big_lock());
     if (!stream || (flags & ~cudaStreamNonBlocking))
         return fail(cudaErrorInvalidValue);
-    pleat_emu_stream *st = new pleat_emu_stream{false, (flags & cudaStreamNonBlocking) != 0,
-                                                false, {}, 0, 0, false, nullptr, false,
-                                                cudaStreamCaptureModeGlobal, {}};
+    pleat_emu_stream *st =
+        new_stream(current_device(), false, (flags & cudaStreamNonBlocking) != 0);
     streams().push_back(st);
     *stream = st;
     return cudaSuccess;
@@ -297,7 +319,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
     if (st->legacy) {
         /* as an empty item of its own would: after the blocking streams */
         for (pleat_emu_stream *other : streams())
-            if (!other->nonblocking)
+            if (other->device == st->device && !other->nonblocking)
                 flush(other, other->submitted);
     }
     flush(st, st->submitted);
@@ -371,7 +393,7 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus *
     pleat_emu_stream *st = stream_of(stream);
     if (!status)
         return fail(cudaErrorInvalidValue);
-    if (st->legacy && blocking_capture())
+    if (st->legacy && blocking_capture(st->device))
         return fail(cudaErrorStreamCaptureImplicit);
     *status = !st->capture ? cudaStreamCaptureStatusNone
               : st->invalidated ? cudaStreamCaptureStatusInvalidated
@@ -401,7 +423,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
     locked g(big_lock());
     pleat_emu_stream *st = stream_of(stream);
-    if (!event)
+    if (!event || st->device != current_device()) /* the runtime refuses another device's */
         return fail(cudaErrorInvalidResourceHandle);
     if (st->capture) {
         if (st->invalidated)
