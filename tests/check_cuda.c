@@ -15,8 +15,9 @@
  * application captures a blocking stream, the timings of a captured call,
  * scratch freed while calls are queued, a subset call that may read only
  * its subset, and two contexts correcting disjoint subsets of one host
- * array from two threads at once. On the CUDA emulator, also device memory
- * running out at each allocation of a call in turn.
+ * array from two threads at once; with two devices, a context on each,
+ * called while the other is current. On the CUDA emulator, also device
+ * memory running out at each allocation of a call in turn.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "reference.h"
@@ -822,6 +823,110 @@ static void out_of_memory(pleat_context *cpu)
 }
 #endif
 
+/* Whether the calling thread's current device is `device`. */
+static int current_is(int device)
+{
+    int now = -1;
+    return cudaGetDevice(&now) == cudaSuccess && now == device;
+}
+
+/* A CUDA context's three kinds of call on sc (device pointers on st, with
+ * d and dp holding sc on ctx's device): the CPU's bits, the caller's
+ * current device `caller` kept. */
+static void calls_from(int caller, pleat_context *ctx, const scene *sc, const pleat_params *p,
+                       float *d, const pleat_params *dp, cudaStream_t st, const float *want,
+                       const uint32_t *want_pairs, size_t want_n, const char *name)
+{
+    size_t floats = (size_t)sc->count * 4, bytes = floats * sizeof(float), n = 0;
+    float *h = copy_floats(sc->particles, floats);
+    expect(pleat_self_collide(ctx, h, sc->count, p, NULL) == PLEAT_OK &&
+               memcmp(h, want, bytes) == 0,
+           "host-pointer call", name);
+    uint32_t *pairs = pleat_pairs(ctx, sc->particles, sc->count, p, &n);
+    expect(n == want_n && memcmp(pairs, want_pairs, 2 * n * sizeof *pairs) == 0, "pair list",
+           name);
+    upload(d, sc->particles, bytes);
+    pleat_stats stats;
+    expect(pleat_self_collide_device(ctx, d, sc->count, dp, st, &stats) == PLEAT_OK,
+           "device call", name);
+    float *got = from_device(d, floats);
+    expect(memcmp(got, want, bytes) == 0, "device-pointer particles differ", name);
+    expect(pleat_context_device_status(ctx) == PLEAT_OK, "device status", name);
+    expect(current_is(caller), "pleat changed the caller's current device", name);
+    free(got);
+    free(pairs);
+    free(h);
+}
+
+/* Device-side copies of sc made on `device`, and a stream of it. */
+static float *on_device(int device, const scene *sc, pleat_params *dp, cudaStream_t *st)
+{
+    size_t bytes = (size_t)sc->count * 4 * sizeof(float);
+    if (cudaSetDevice(device) != cudaSuccess ||
+        cudaStreamCreateWithFlags(st, cudaStreamNonBlocking) != cudaSuccess)
+        die("a stream of the device");
+    float *d = to_device(sc->particles, bytes);
+    dp->rest_positions = to_device(sc->rest, bytes);
+    return d;
+}
+
+/* With two devices: a context on each, each called while the other is the
+ * caller's current device, host pointers, a pair list and device pointers
+ * on a stream of its device: the CPU's bits, and the caller's current
+ * device back after every call, context creation and destruction
+ * included. Skipped with one device (the emulator has two). */
+static void two_devices(pleat_context *cpu)
+{
+    const char *name = "two devices";
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 2) {
+        printf("%-24s %s\n", name, "skipped: one device");
+        return;
+    }
+    scene sc = scene_make(SCENE_FOLDED, 20000, 1, 61);
+    pleat_params p = pleat_default_params();
+    p.distance = sc.distance;
+    p.rest_positions = sc.rest;
+    size_t floats = (size_t)sc.count * 4, n = 0;
+    float *want = copy_floats(sc.particles, floats);
+    expect(pleat_self_collide(cpu, want, sc.count, &p, NULL) == PLEAT_OK, "cpu call", name);
+    uint32_t *pairs = pleat_pairs(cpu, sc.particles, sc.count, &p, &n);
+    pleat_context *ctx[2] = {NULL, NULL};
+    pleat_params dp[2] = {p, p};
+    cudaStream_t st[2];
+    float *d[2];
+    for (int k = 0; k < 2; ++k)
+        d[k] = on_device(k, &sc, &dp[k], &st[k]);
+    for (int k = 0; k < 2; ++k) {
+        pleat_context_desc desc = pleat_default_context_desc();
+        desc.backend = PLEAT_BACKEND_CUDA;
+        desc.cuda_device = k;
+        cudaSetDevice(1 - k);
+        expect(pleat_context_create(&desc, &ctx[k]) == PLEAT_OK && current_is(1 - k),
+               "context creation", name);
+    }
+    for (int round = 0; round < 2 && ctx[0] && ctx[1]; ++round) {
+        for (int k = 0; k < 2; ++k) {
+            cudaSetDevice(1 - k);
+            calls_from(1 - k, ctx[k], &sc, &p, d[k], &dp[k], st[k], want, pairs, n, name);
+        }
+    }
+    for (int k = 0; k < 2; ++k) {
+        cudaSetDevice(1 - k);
+        pleat_context_destroy(ctx[k]);
+        expect(current_is(1 - k), "context destruction", name);
+        cudaSetDevice(k);
+        cudaStreamDestroy(st[k]);
+        cudaFree((void *)dp[k].rest_positions);
+        cudaFree(d[k]);
+    }
+    cudaSetDevice(0);
+    printf("%-24s %s\n", name, "done");
+    free(pairs);
+    free(want);
+    scene_free(&sc);
+}
+
 /* Two CUDA contexts on two threads correct the even and the odd particles of
  * one host array at the same time: the result must be the CPU's, run one
  * subset after the other (a context that wrote back particles it did not
@@ -878,6 +983,7 @@ int main(void)
     free_while_queued(cpu);
     subset_only(cpu, gpu);
     shared_array(cpu);
+    two_devices(cpu);
 #ifdef PLEAT_CUDA_EMULATOR
     out_of_memory(cpu);
 #endif
