@@ -387,8 +387,9 @@ PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_pa
  *  the context's own stream, so the call's stream may already be destroyed.
  *  A call captured into a CUDA graph counts as the last call, but its checks
  *  run only when the graph does: wait for the graph's launch stream first
- *  (before any launch, the status is that of the call before it). ctx NULL -> INVALID_ARGUMENT;
- *  not a CUDA context -> BACKEND_UNAVAILABLE. */
+ *  (before any launch, the status is that of the call before it, unless
+ *  that one failed on the device: then it is unspecified).
+ *  ctx NULL -> INVALID_ARGUMENT; not a CUDA context -> BACKEND_UNAVAILABLE. */
 PLEAT_API pleat_status pleat_context_device_status(pleat_context *ctx);
 
 #ifdef __cplusplus
