@@ -116,7 +116,7 @@ static void release(device_buffer *b)
 
 /* Waits until the last call's work is done, before its scratch is freed:
  * a device-pointer call returns with its kernels still running, and
- * cudaFree is not documented to wait for them. */
+ * cudaFree's API entry does not promise to wait for them. */
 static pleat_status settle(pleat_cuda *cu)
 {
     return cu->queued ? status_of(cudaEventSynchronize(cu->done)) : PLEAT_OK;

@@ -373,7 +373,14 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * pleat_context_device_status() return PLEAT_ERROR_DEVICE at once when
  * they find one, queue and write nothing, and leave the error in place.
  * (CUB, which sorts the keys, takes that error at every step it checks
- * and returns it as its own, so pleat cannot run under it.)
+ * and returns it as its own, so pleat cannot run under it.) This error
+ * state belongs to one copy of the CUDA runtime: the application and a
+ * static libpleat share it when they link one cudart (pleat's CMake
+ * package and pkg-config file bring cudart_static). A shared libpleat
+ * carries a hidden runtime of its own, whose error state is apart from the
+ * application's: pleat then neither sees the application's errors nor
+ * leaves its own where the application looks. (Sticky errors belong to the
+ * device's context and reach both.)
  */
 PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_particles,
                                                  uint32_t count, const pleat_params *params,

@@ -32,8 +32,10 @@
  *   guard page, after a canary up to its 256-byte rounding, so a kernel
  *   writing past it faults or aborts when the device is next idle; copies,
  *   sets and CUB's arguments must lie inside one allocation and match their
- *   direction. cudaFree does not wait for queued work (nothing documents
- *   that it does), and a freed block stays unreadable and is never handed
+ *   direction. cudaFree does not wait for queued work (the Programming
+ *   Guide says in passing that it synchronises the device; its API entry
+ *   promises no order, and pleat does not rely on one), and a freed block
+ *   stays unreadable and is never handed
  *   out again: work that runs after the free of its memory faults.
  *   Kernels can read host memory, which a GPU may not: that goes unseen.
  *   Memory never runs out by itself; a test picks the allocation that
