@@ -273,9 +273,12 @@ static void run_jobs(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *a
 {
     job_stage stage = {fn, arg};
     void *handle = pool->enqueue(job_range, tasks, &stage, pool->job_context);
-    if (handle)
+    /* after each: the engine's jobs may have run here and changed it */
+    pleat_fp_default();
+    if (handle) {
         pool->finish(handle, pool->job_context);
-    pleat_fp_default(); /* the engine's jobs may have run here and changed it */
+        pleat_fp_default();
+    }
 }
 
 void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *arg)

@@ -261,8 +261,8 @@ Test(determinism, the_callers_floating_point_environment_does_not_matter)
  * first, and returns NULL. It checks that its callbacks come from the
  * thread that called pleat, in the default environment, for stages of at
  * least 2 tasks, and that each range gives its thread's environment back.
- * With `spoil`, finish leaves the calling thread rounding upward, as an
- * engine job it ran there might. */
+ * With `spoil`, enqueue (when it returns a handle) and finish leave the
+ * calling thread rounding upward, as an engine job they ran there might. */
 typedef struct test_jobs {
     int threads, range, first, finish_takes, spoil;
     pthread_t caller;
@@ -361,6 +361,8 @@ static void *test_enqueue(pleat_task_range_fn task, uint32_t count, void *task_c
     atomic_init(&st->finish_began, 0);
     for (int i = 0; i < jobs->threads; ++i)
         cr_assert_eq(pthread_create(&st->thread[i], NULL, stage_thread, st), 0);
+    if (jobs->spoil)
+        fesetround(FE_UPWARD);
     return st;
 }
 
