@@ -48,7 +48,8 @@
  *   Copies may read and write any device's memory. A device sync waits
  *   for the current device's work only.
  * - Streams. Work is queued, not run: it runs when the host waits for it
- *   (a stream or event sync, a device sync, a copy into pageable memory),
+ *   (a stream or event sync, a device sync, a cudaMemcpy that waits;
+ *   cudaMemcpyAsync never does, and touches pageable memory when it runs),
  *   in stream order, after the events it waits for; the legacy stream
  *   orders against blocking streams. A missing wait reads stale bits.
  *   A destroyed stream's work still runs; using its handle aborts.

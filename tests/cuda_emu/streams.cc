@@ -183,12 +183,14 @@ bool sides_match(cudaMemcpyKind kind, side dst, side src)
     return false;
 }
 
-/* A copy on st. Device sides must hold the whole range. The host's
- * pageable memory is read when the call is made (the runtime stages it)
- * and written before the call returns (it waits); pinned memory is read
- * and written when the copy runs. */
+/* A copy on st. Device sides must hold the whole range. cudaMemcpy
+ * (`blocking`) reads the host's pageable memory when the call is made (the
+ * runtime stages it) and returns once its copy has run, except from
+ * pageable memory or between device allocations. cudaMemcpyAsync may run
+ * its copy whenever the stream gets to it, pageable memory or not (the
+ * runtime only may make it synchronous): it reads and writes when it runs. */
 cudaError_t copy_on(pleat_emu_stream *st, void *dst, const void *src, size_t bytes,
-                    cudaMemcpyKind kind, bool wait)
+                    cudaMemcpyKind kind, bool blocking)
 {
     if (bytes == 0)
         return cudaSuccess;
@@ -200,7 +202,7 @@ cudaError_t copy_on(pleat_emu_stream *st, void *dst, const void *src, size_t byt
         return fail(cudaErrorStreamCaptureUnsupported);
     }
     work w;
-    if (s == HOST) {
+    if (blocking && s == HOST) {
         const char *from = (const char *)src;
         auto staged = std::make_shared<std::vector<char>>(from, from + bytes);
         w = [dst, staged]() { memcpy(dst, staged->data(), staged->size()); };
@@ -208,7 +210,7 @@ cudaError_t copy_on(pleat_emu_stream *st, void *dst, const void *src, size_t byt
         w = [dst, src, bytes]() { memmove(dst, src, bytes); };
     }
     cudaError_t e = submit_to(st, std::move(w));
-    if (e == cudaSuccess && (wait || d == HOST))
+    if (e == cudaSuccess && blocking && s != HOST && (s != DEVICE || d != DEVICE))
         flush(st, st->submitted);
     return e;
 }
@@ -250,8 +252,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
     cudaError_t e = unsafe_call();
     if (e != cudaSuccess)
         return e;
-    side s = side_of(src, bytes);
-    return copy_on(stream_of(nullptr), dst, src, bytes, kind, s != HOST);
+    return copy_on(stream_of(nullptr), dst, src, bytes, kind, true);
 }
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
