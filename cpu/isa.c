@@ -5,6 +5,11 @@
 
 int pleat_avx2_usable(unsigned leaf1_ecx, unsigned xcr0, unsigned max_leaf, unsigned leaf7_ebx)
 {
+    /* what -mavx2 lets the compiler use besides: SSE3, SSSE3, SSE4.1,
+     * SSE4.2 and POPCNT (the sweep counts lanes with it) */
+    const unsigned implied = 1u << 0 | 1u << 9 | 1u << 19 | 1u << 20 | 1u << 23;
+    if ((leaf1_ecx & implied) != implied)
+        return 0;
     if (!(leaf1_ecx >> 27 & 1) || !(leaf1_ecx >> 28 & 1))
         return 0; /* no OSXSAVE or no AVX */
     if ((xcr0 & 6) != 6)
@@ -15,8 +20,9 @@ int pleat_avx2_usable(unsigned leaf1_ecx, unsigned xcr0, unsigned max_leaf, unsi
 int pleat_avx512_usable(unsigned leaf1_ecx, unsigned xcr0, unsigned max_leaf, unsigned leaf7_ebx)
 {
     const unsigned f_dq_bw_vl = 1u << 16 | 1u << 17 | 1u << 30 | 1u << 31;
+    const unsigned fma_f16c = 1u << 12 | 1u << 29; /* clang's -mavx512f implies them */
     return pleat_avx2_usable(leaf1_ecx, xcr0, max_leaf, leaf7_ebx) &&
-           (leaf7_ebx & f_dq_bw_vl) == f_dq_bw_vl &&
+           (leaf1_ecx & fma_f16c) == fma_f16c && (leaf7_ebx & f_dq_bw_vl) == f_dq_bw_vl &&
            (xcr0 & 0xe0) == 0xe0; /* opmask, ZMM0-15 upper halves, ZMM16-31 */
 }
 

@@ -13,15 +13,18 @@ pleat_status pleat_isa_select(const pleat_kernels **out);
 /* Whether the named variant is built and supported here. */
 int pleat_isa_available(const char *name);
 
-/* AVX2 can run when the CPU has AVX (cpuid 1 ecx bit 28) and AVX2 (cpuid
- * 7.0 ebx bit 5) and the OS saves XMM and YMM state (OSXSAVE, ecx bit 27,
- * and XCR0 bits 1 and 2): the decision on those registers, apart from
- * reading them, so it can be tested on any machine. */
+/* AVX2 can run when the CPU has AVX (cpuid 1 ecx bit 28), AVX2 (cpuid 7.0
+ * ebx bit 5) and what -mavx2 implies (SSE3, SSSE3, SSE4.1, SSE4.2 and
+ * POPCNT: ecx bits 0, 9, 19, 20 and 23; a hypervisor may hide one) and the
+ * OS saves XMM and YMM state (OSXSAVE, ecx bit 27, and XCR0 bits 1 and 2):
+ * the decision on those registers, apart from reading them, so it can be
+ * tested on any machine. */
 int pleat_avx2_usable(unsigned leaf1_ecx, unsigned xcr0, unsigned max_leaf, unsigned leaf7_ebx);
 
 /* AVX-512 (the kernels' build: F, DQ, BW and VL, cpuid 7.0 ebx bits 16, 17,
- * 30 and 31) can run where AVX2 can and the OS also saves the opmask and
- * ZMM state (XCR0 bits 5, 6 and 7), on the same registers. */
+ * 30 and 31, with FMA and F16C, ecx bits 12 and 29, which clang's flags
+ * imply) can run where AVX2 can and the OS also saves the opmask and ZMM
+ * state (XCR0 bits 5, 6 and 7), on the same registers. */
 int pleat_avx512_usable(unsigned leaf1_ecx, unsigned xcr0, unsigned max_leaf, unsigned leaf7_ebx);
 
 #endif

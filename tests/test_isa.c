@@ -67,16 +67,24 @@ Test(isa, every_variant_gives_the_scalar_bits)
     cr_assert_gt(compared, SCENE_KIND_COUNT * 2, "at least scalar and one SIMD variant");
 }
 
+/* The leaf-1 ecx bits the AVX2 kernels' flags imply: SSE3, SSSE3, SSE4.1,
+ * SSE4.2, POPCNT. */
+static const unsigned implied[] = {1u << 0, 1u << 9, 1u << 19, 1u << 20, 1u << 23};
+#define IMPLIED (1u << 0 | 1u << 9 | 1u << 19 | 1u << 20 | 1u << 23)
+
 /* The AVX2 decision on given cpuid/xgetbv values: every requirement
  * missing in turn (above all an OS that does not save YMM state: the
  * instructions exist, yet would fault). */
 Test(isa, avx2_needs_the_cpu_and_the_os)
 {
-    const unsigned osxsave = 1u << 27, avx = 1u << 28, ymm = 6, avx2 = 1u << 5;
+    const unsigned osxsave = 1u << 27 | IMPLIED, avx = 1u << 28, ymm = 6, avx2 = 1u << 5;
     cr_assert(pleat_avx2_usable(osxsave | avx, ymm, 7, avx2));
     cr_assert(pleat_avx2_usable(osxsave | avx, ymm | 0xe0, 13, avx2 | 1)); /* AVX-512 state too */
-    cr_assert(!pleat_avx2_usable(avx, ymm, 7, avx2), "no OSXSAVE");
+    cr_assert(!pleat_avx2_usable(avx | IMPLIED, ymm, 7, avx2), "no OSXSAVE");
     cr_assert(!pleat_avx2_usable(osxsave, ymm, 7, avx2), "no AVX");
+    for (int k = 0; k < 5; ++k)
+        cr_assert(!pleat_avx2_usable((osxsave | avx) & ~implied[k], ymm, 7, avx2),
+                  "implied feature %d off", k);
     cr_assert(!pleat_avx2_usable(osxsave | avx, 2, 7, avx2), "YMM state off");
     cr_assert(!pleat_avx2_usable(osxsave | avx, 4, 7, avx2), "XMM state off");
     cr_assert(!pleat_avx2_usable(osxsave | avx, ymm, 6, avx2), "no leaf 7");
@@ -87,14 +95,18 @@ Test(isa, avx2_needs_the_cpu_and_the_os)
  * are built with and the OS saving the opmask and both ZMM parts. */
 Test(isa, avx512_needs_the_cpu_and_the_os)
 {
-    const unsigned osxsave = 1u << 27, avx = 1u << 28, avx2 = 1u << 5;
+    const unsigned fma = 1u << 12, f16c = 1u << 29;
+    const unsigned osxsave = 1u << 27 | IMPLIED | fma | f16c, avx = 1u << 28, avx2 = 1u << 5;
     const unsigned zmm = 0xe6, f = 1u << 16, dq = 1u << 17, bw = 1u << 30, vl = 1u << 31;
     const unsigned all = avx2 | f | dq | bw | vl;
     cr_assert(pleat_avx512_usable(osxsave | avx, zmm, 7, all));
-    /* as read on a real machine: x87 state and more, every leaf-7 bit */
-    cr_assert(pleat_avx512_usable(osxsave | avx | 0x01fa3203, 0x2e7, 13, ~0u));
-    cr_assert(!pleat_avx512_usable(avx, zmm, 7, all), "no OSXSAVE");
+    /* leaf-1 ecx as read on the CI machine (a VM), x87 state and more,
+     * every leaf-7 bit */
+    cr_assert(pleat_avx512_usable(0xfffa3203, 0x2e7, 13, ~0u));
+    cr_assert(!pleat_avx512_usable(avx | IMPLIED | fma | f16c, zmm, 7, all), "no OSXSAVE");
     cr_assert(!pleat_avx512_usable(osxsave, zmm, 7, all), "no AVX");
+    cr_assert(!pleat_avx512_usable((osxsave | avx) & ~fma, zmm, 7, all), "no FMA");
+    cr_assert(!pleat_avx512_usable((osxsave | avx) & ~f16c, zmm, 7, all), "no F16C");
     cr_assert(!pleat_avx512_usable(osxsave | avx, zmm, 7, all & ~avx2), "no AVX2");
     const unsigned bit[] = {f, dq, bw, vl};
     for (int k = 0; k < 4; ++k)
