@@ -22,10 +22,12 @@
  *   and only those its corrections move). Sharing one context is detected, not
  *   undefined: a pleat_self_collide(), pleat_find_pairs() or
  *   pleat_self_collide_device() call that starts while another call on the
- *   same context is running returns PLEAT_ERROR_INVALID_ARGUMENT at once,
- *   without waiting and without touching its arrays, and the running call
- *   is unaffected (a device call holds the context only while it queues its
- *   work). pleat_context_destroy(), pleat_context_timings() and
+ *   same context is running returns PLEAT_ERROR_INVALID_ARGUMENT at once
+ *   (after its own argument checks, whose errors come first, and on a
+ *   context that can take it: a device call on a CPU context is
+ *   BACKEND_UNAVAILABLE), without waiting and without touching its arrays,
+ *   and the running call is unaffected (a device call holds the context
+ *   only while it queues its work). pleat_context_destroy(), pleat_context_timings() and
  *   pleat_context_device_status() must not overlap a call on the same
  *   context. The free functions (pleat_version, pleat_status_string,
  *   pleat_default_*) and pleat_context_backend() /
