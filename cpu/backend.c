@@ -77,7 +77,7 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
         pleat_pool_nudge(cpu->pool);
 
     pleat_status s;
-    if (f->indices) {
+    if (f->indices && f->m > 0) { /* an empty subset has nothing to check */
         s = pleat_buffer_reserve_zeroed(&cpu->seen, ((size_t)f->count + 7) / 8, 1);
         if (s == PLEAT_OK)
             s = pleat_cpu_check_indices(f->indices, f->m, f->count, cpu->seen.data);

@@ -350,6 +350,33 @@ Test(alloc, hook_counts_and_fails)
     cr_assert_eq(pleat_alloc_live(), live0);
 }
 
+/* A subset with no particle in it on a huge array reads nothing and needs
+ * no scratch that grows with the array (the repeated-index bitmap is
+ * count / 8 bytes): after a call on two particles, with every allocation
+ * failing, both calls still succeed and write nothing. */
+Test(alloc, an_empty_subset_needs_no_scratch_for_the_array)
+{
+    pleat_context *ctx = cpu_context(2);
+    float p[8] = {1, 2, 3, 1, 9, 9, 9, 1};
+    uint32_t idx = 0, pair[2] = {7, 7};
+    pleat_params params = pleat_default_params();
+    cr_assert_eq(pleat_self_collide(ctx, p, 2, &params, NULL), PLEAT_OK);
+    params.indices = &idx;
+    params.num_indices = 0;
+    pleat_stats stats;
+    size_t n = 5;
+    pleat_alloc_fail_at(1, 1);
+    pleat_status collide = pleat_self_collide(ctx, p, UINT32_MAX, &params, &stats);
+    pleat_status pairs = pleat_find_pairs(ctx, p, UINT32_MAX, &params, pair, 1, &n);
+    pleat_alloc_fail_at(0, 0);
+    cr_assert_eq(collide, PLEAT_OK);
+    cr_assert(stats.pairs == 0 && stats.tests == 0);
+    cr_assert_eq(pairs, PLEAT_OK);
+    cr_assert(n == 0 && pair[0] == 7 && pair[1] == 7);
+    cr_assert(p[0] == 1 && p[1] == 2 && p[2] == 3 && p[3] == 1);
+    pleat_context_destroy(ctx);
+}
+
 /* Large scratch is 2 MiB-aligned on Linux (so huge pages can back all of it), counts
  * and fails like any allocation, and small requests are left to malloc. */
 Test(alloc, large_scratch_on_huge_page_boundaries)
