@@ -225,13 +225,14 @@ static void run_scene(run *r, scene_kind kind, const char *tag, uint32_t n, int 
     scene_free(&sc);
 }
 
-/* Corrects n particles (distance d) and checks the pair count and the
- * result against `want`, bit for bit. */
+/* Corrects n particles (distance d, stiffness k) and checks the pair count
+ * and the result against `want`, bit for bit. */
 static void known_answer(pleat_context *ctx, const char *name, float *pts, uint32_t n, float d,
-                         uint64_t pairs, const float *want)
+                         float k, uint64_t pairs, const float *want)
 {
     pleat_params p = pleat_default_params();
     p.distance = d;
+    p.stiffness = k;
     pleat_stats st;
     int before = failures;
     if (pleat_self_collide(ctx, pts, n, &p, &st) != PLEAT_OK || st.pairs != pairs)
@@ -245,22 +246,29 @@ static void known_answer(pleat_context *ctx, const char *name, float *pts, uint3
  * distance (clamped to 2^30 quanta, pushed away from the pinned particle),
  * coincident particles (counted, not moved), and a pair whose every
  * operation is exact (w_i + w_j + FLT_EPSILON is 1: x_i moves by exactly
- * -2^-8 + 2^-30; x_j ends at 0.5 - w_j (0.5 - d), rounded). */
+ * -2^-8 + 2^-30; x_j ends at 0.5 - w_j (0.5 - d), rounded). At stiffness
+ * 0.5 the same pair shows the truncation to whole quanta (2^-30 here): x_i
+ * would move by -2^-9 + 2^-31, half a quantum past -2^-9 + 2^-30, so it
+ * moves by that; x_j's share is a whole number of quanta already. */
 static void known_answers(pleat_context *ctx)
 {
     float clamp[] = {0, 0, 0, 1.96e26f, -0x1.8p-100f, 0, 0, 0};
     const float clamped[] = {0x1p-62f, 0, 0, 1.96e26f, -0x1.8p-100f, 0, 0, 0};
-    known_answer(ctx, "known/clamped", clamp, 2, 0x1.e666666p-63f, 1, clamped);
+    known_answer(ctx, "known/clamped", clamp, 2, 0x1.e666666p-63f, 1.0f, 1, clamped);
     float same[] = {1, 2, 3, 1, 1, 2, 3, 1, 1, 2, 3, 2};
     float unmoved[12];
     memcpy(unmoved, same, sizeof same);
-    known_answer(ctx, "known/coincident", same, 3, 0.5f, 3, unmoved);
+    known_answer(ctx, "known/coincident", same, 3, 0.5f, 1.0f, 3, unmoved);
     const float wi = 0x1p-6f, wj = 1.0f - 0x1p-6f - 0x1p-23f;
     float exact[] = {0, 0, 0, wi, 0.5f, 0, 0, wj};
     /* x_j = 0.5 - w_j * (0.5 - d), d = 0.75 - 2^-24, in float as pleat does it */
     const float xj = 0.5f - (float)((double)wj * (0.5 - (0.75 - 0x1p-24)));
     const float moved[] = {-0x1p-8f + 0x1p-30f, 0, 0, wi, xj, 0, 0, wj};
-    known_answer(ctx, "known/exact", exact, 2, 0.75f - 0x1p-24f, 1, moved);
+    known_answer(ctx, "known/exact", exact, 2, 0.75f - 0x1p-24f, 1.0f, 1, moved);
+    float half[] = {0, 0, 0, wi, 0.5f, 0, 0, wj};
+    const float xj_half = 0.5f - (float)((double)wj * (0.5 * (0.5 - (0.75 - 0x1p-24))));
+    const float moved_half[] = {-0x1p-9f + 0x1p-30f, 0, 0, wi, xj_half, 0, 0, wj};
+    known_answer(ctx, "known/exact-half", half, 2, 0.75f - 0x1p-24f, 0.5f, 1, moved_half);
 }
 
 int main(int argc, char **argv)
@@ -287,7 +295,7 @@ int main(int argc, char **argv)
     printf("pleat-check on %s: result hash %016llx\n", pleat_context_describe(r.ctx),
            (unsigned long long)r.total);
     /* the scenes, then every check (the known answers and environments too) */
-    printf("%d scenes passed, %d failed; %d checks failed in all\n",
+    printf("%d scenes passed, %d failed; failed checks in all: %d\n",
            r.scenes - r.failed_scenes, r.failed_scenes, failures);
     pleat_context_destroy(r.ctx3);
     pleat_context_destroy(r.ctx);
