@@ -39,6 +39,32 @@ Test(grid, cell_sizes)
     cr_assert_eq(g.sweep_reach, 2u);
 }
 
+/* The grid's numbers, written out here rather than taken from grid.h's
+ * macros: 253 and 65533 cells (DESIGN.md §1) and the two margins the
+ * README's "How it works" adds, a hash cell at least distance * (1 + 2^-10)
+ * wide and a sweep reach of 2 + floor(scale * distance + 1/16). The box makes every cell size exact (edges of 253 / 4,
+ * 253 / 8 and 65533 / 16); the two distances put scale * distance just
+ * below 3 (2.96875: the 1/16 lifts it to 3) and below 3 by more than 1/16
+ * (2.875: it stays at 2), and are exact with the margin (95 * 1025 * 2^-19
+ * and 23 * 1025 * 2^-17). */
+Test(grid, the_design_numbers)
+{
+    const float lo[3] = {0, 0, 0}, hi[3] = {65533.0f / 16, 253.0f / 4, 253.0f / 8};
+    const float d[2] = {95.0f / 512, 23.0f / 128};
+    const float margin_cell[2] = {95.0f * 1025 / 0x1p19f, 23.0f * 1025 / 0x1p17f};
+    const uint32_t reach[2] = {2 + 3, 2 + 2};
+    for (int k = 0; k < 2; ++k) {
+        pleat_grid g = pleat_grid_setup(lo, hi, d[k]);
+        cr_assert(g.sweep == 0 && g.hash0 == 1 && g.hash1 == 2);
+        cr_assert_eq(g.scale[0], 16.0f);
+        cr_assert_eq(g.scale[1], 4.0f, "edge / 253 is wider than the margin cell");
+        cr_assert_eq(g.scale[2], 1.0f / margin_cell[k], "the margin cell is wider");
+        cr_assert_eq(g.sweep_reach, reach[k]);
+        /* cells from 1: sweep 0.5 * 16 + 1, hash 0.6 * 4 + 1, 0.3 / cell + 1 */
+        cr_assert_eq(pleat_grid_key(&g, 0.5f, 0.6f, 0.3f), 9u | 3u << 16 | 2u << 24);
+    }
+}
+
 Test(grid, flat_and_point_boxes)
 {
     float lo[3] = {3, 3, 3}, hi[3] = {3, 3, 3};
