@@ -3,6 +3,7 @@
 #include "support.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,9 +239,11 @@ Test(api, forced_isa)
     unsetenv("PLEAT_CPU_ISA");
 }
 
-Test(api, many_contexts_in_parallel_threads_are_independent)
+/* Two contexts, each with workers, alive at once (their calls run one
+ * after the other here; test_concurrency runs them at the same time): each
+ * pushes the pair apart to the distance, the same bits. */
+Test(api, two_contexts_with_workers_alive_at_once)
 {
-    /* two contexts, each with workers, alive at once */
     pleat_context *a = cpu_context(2), *b = cpu_context(3);
     float pts[] = {0, 0, 0, 1, 0.5f, 0, 0, 1};
     float pts2[8];
@@ -249,6 +252,9 @@ Test(api, many_contexts_in_parallel_threads_are_independent)
     p.distance = 1.0f;
     cr_assert_eq(pleat_self_collide(a, pts, 2, &p, NULL), PLEAT_OK);
     cr_assert_eq(pleat_self_collide(b, pts2, 2, &p, NULL), PLEAT_OK);
+    /* each moves by (1 - 0.5) / 2 (FLT_EPSILON in the weights: 1e-7 short) */
+    cr_assert(fabsf(pts[0] + 0.25f) < 1e-6f && fabsf(pts[4] - 0.75f) < 1e-6f,
+              "%g %g", pts[0], pts[4]);
     cr_assert(memcmp(pts, pts2, sizeof pts) == 0);
     pleat_context_destroy(a);
     pleat_context_destroy(b);

@@ -1,6 +1,7 @@
 /* The same bits for every thread count, every repeat of a call, every
  * floating-point environment and an application's job system. */
 #define _GNU_SOURCE /* sched_getaffinity */
+#include "core/alloc.h"
 #include "core/buffer.h"
 #include "cpu/cpu.h"
 #include "fpenv.h"
@@ -81,7 +82,10 @@ Test(determinism, repeated_calls_same_bits_and_no_allocation)
     pleat_stats st;
     cr_assert_eq(pleat_self_collide(ctx, a, s.count, &p, &st), PLEAT_OK);
     cr_assert_gt(st.pairs, 0);
+    /* neither the scratch buffers nor any other block (the sweep's owed
+     * tables and queues come straight from pleat_malloc) */
     size_t allocations = pleat_buffer_allocations();
+    uint64_t attempts = pleat_alloc_attempts();
     for (int r = 0; r < 5; ++r) {
         float *b = copy_floats(s.particles, (size_t)s.count * 4);
         cr_assert_eq(pleat_self_collide(ctx, b, s.count, &p, NULL), PLEAT_OK);
@@ -90,6 +94,7 @@ Test(determinism, repeated_calls_same_bits_and_no_allocation)
     }
     cr_assert_eq(pleat_buffer_allocations(), allocations,
                  "calls of the same size must reuse the context's scratch");
+    cr_assert_eq(pleat_alloc_attempts(), attempts, "a repeated call allocated");
     free(a);
     pleat_context_destroy(ctx);
     scene_free(&s);
