@@ -42,9 +42,10 @@
  *   fails (pleat_emu_fail_allocation).
  * - Devices. There are two. The current one is the calling thread's;
  *   memory and streams belong to the device current when they were made,
- *   and each device has a legacy stream of its own. A kernel (or an
- *   event record) goes only to a stream of the current device and reads
- *   only that device's memory and pinned memory: another device's faults.
+ *   and each device has a legacy stream of its own, as do events. A
+ *   kernel goes only to a stream of the current device and reads only that
+ *   device's memory and pinned memory: another device's faults. An event
+ *   records only on a stream of its own device.
  *   Copies may read and write any device's memory. A device sync waits
  *   for the current device's work only.
  * - Streams. Work is queued, not run: it runs when the host waits for it

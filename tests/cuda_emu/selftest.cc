@@ -280,6 +280,8 @@ static void devices()
     unsigned *d0 = device<unsigned>(64);
     cudaStream_t s0;
     cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking);
+    cudaEvent_t e0;
+    cudaEventCreateWithFlags(&e0, cudaEventDisableTiming);
     cudaSetDevice(1);
     std::thread other([&dev]() { cudaGetDevice(&dev); });
     other.join();
@@ -291,7 +293,9 @@ static void devices()
     cudaEvent_t e;
     cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
     expect(cudaEventRecord(e, s0) == cudaErrorInvalidResourceHandle && cudaGetLastError(),
-           "so is an event record");
+           "an event records only on a stream of its device");
+    expect(cudaEventRecord(e0, s0) == cudaSuccess && cudaEventSynchronize(e0) == cudaSuccess,
+           "whichever device is current");
     launch(fill_kernel, 1, 64, nullptr, d1, 64u, 6u);
     cudaSetDevice(0);
     expect(pleat_emu_pending_all() == 1 && cudaDeviceSynchronize() == cudaSuccess &&
@@ -312,6 +316,7 @@ static void devices()
            "a kernel touching another device's memory faults");
     cudaFree(d1);
     cudaEventDestroy(e);
+    cudaEventDestroy(e0);
     cudaSetDevice(0);
     cudaStreamDestroy(s0);
     cudaFree(d0);

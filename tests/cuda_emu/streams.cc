@@ -34,6 +34,7 @@ struct pleat_emu_stream {
 };
 
 struct pleat_emu_event {
+    int device;               /* current when it was made: it records there only */
     pleat_emu_stream *stream; /* where it was last recorded, outside a capture */
     uint64_t seq;             /* the work it covers there */
     pleat_emu_graph *captured;
@@ -407,7 +408,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
     locked g(big_lock());
     if (!event || (flags & ~cudaEventDisableTiming))
         return fail(cudaErrorInvalidValue);
-    *event = new pleat_emu_event{nullptr, 0, nullptr};
+    *event = new pleat_emu_event{current_device(), nullptr, 0, nullptr};
     return cudaSuccess;
 }
 
@@ -424,19 +425,19 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
     locked g(big_lock());
     pleat_emu_stream *st = stream_of(stream);
-    if (!event || st->device != current_device()) /* the runtime refuses another device's */
+    if (!event || st->device != event->device) /* the runtime: one context for both */
         return fail(cudaErrorInvalidResourceHandle);
     if (st->capture) {
         if (st->invalidated)
             return fail(cudaErrorStreamCaptureInvalidated);
-        *event = pleat_emu_event{nullptr, 0, st->capture};
+        *event = pleat_emu_event{event->device, nullptr, 0, st->capture};
         return cudaSuccess;
     }
     /* an empty item: the event then covers what the stream itself waits
      * for (the legacy stream and the blocking ones, for each other) */
     if (cudaError_t e = submit_to(st, []() {}))
         return e;
-    *event = pleat_emu_event{st, st->submitted, nullptr};
+    *event = pleat_emu_event{event->device, st, st->submitted, nullptr};
     return cudaSuccess;
 }
 
