@@ -185,18 +185,6 @@ typedef struct run {
     int scenes, failed_scenes;
 } run;
 
-/* A random subset of at least a quarter of the particles: a smaller one
- * may have no pair to check. */
-static uint32_t *large_subset(uint32_t count, uint64_t *rng, uint32_t *num)
-{
-    for (;;) {
-        uint32_t *subset = random_subset(count, pleat_scene_random(rng), num);
-        if (*num >= count / 4)
-            return subset;
-        free(subset);
-    }
-}
-
 /* Makes and checks one scene (`tag` follows the kind's name), and adds its
  * hash to the total. */
 static void run_scene(run *r, scene_kind kind, const char *tag, uint32_t n, int with_rest,
@@ -209,7 +197,7 @@ static void run_scene(run *r, scene_kind kind, const char *tag, uint32_t n, int 
     p.rest_positions = sc.rest;
     uint32_t *subset = NULL;
     if (with_subset) {
-        subset = large_subset(sc.count, &r->rng, &p.num_indices);
+        subset = random_large_subset(sc.count, &r->rng, &p.num_indices);
         p.indices = subset;
     }
     char name[64];

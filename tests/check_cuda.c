@@ -4,7 +4,8 @@
  * no Criterion). Exit status: 0 all passed, 1 a check failed, 77 no CUDA
  * device here (CI: skipped).
  *
- * On every scene kind, with and without rest positions and index subsets:
+ * On every scene kind, with and without rest positions, and with an index
+ * subset (of at least a quarter of the particles) with rest positions:
  * the corrected particles, the pair list and the stats of the CUDA backend
  * (host pointers and device pointers) equal the CPU backend's. Then bad
  * inputs through the device API: the status comes back with the stats, and
@@ -955,14 +956,15 @@ int main(void)
         for (int variant = 0; variant < 4; ++variant) {
             /* sizes from a few hundred to 200k: several warps, blocks, chunks */
             uint32_t n = variant == 3 ? 200000 : 300 + (uint32_t)(pleat_scene_random(&rng) % 5000);
-            scene sc = scene_make((scene_kind)kind, n, variant & 1, pleat_scene_random(&rng));
+            /* rest positions from variant 1 on: the subset too has them */
+            scene sc = scene_make((scene_kind)kind, n, variant != 0, pleat_scene_random(&rng));
             pleat_params p = pleat_default_params();
             p.distance = sc.distance;
             p.stiffness = variant == 2 ? 0.5f : 1.0f;
             p.rest_positions = sc.rest;
             uint32_t *subset = NULL;
             if (variant == 2) {
-                subset = random_subset(sc.count, pleat_scene_random(&rng), &p.num_indices);
+                subset = random_large_subset(sc.count, &rng, &p.num_indices);
                 p.indices = subset;
             }
             char name[64];

@@ -159,6 +159,16 @@ uint32_t *random_subset(uint32_t count, uint64_t seed, uint32_t *num)
     return all;
 }
 
+uint32_t *random_large_subset(uint32_t count, uint64_t *rng, uint32_t *num)
+{
+    for (;;) {
+        uint32_t *subset = random_subset(count, pleat_scene_random(rng), num);
+        if (*num >= count / 4)
+            return subset;
+        free(subset);
+    }
+}
+
 static void takes_part(const pleat_params *params, uint32_t count, uint8_t *mask)
 {
     memset(mask, params->indices ? 0 : 1, count);

@@ -41,6 +41,9 @@ void scene_free(scene *s);
 
 /* A random subset of 0..count-1 in random order; *num gets its size. */
 uint32_t *random_subset(uint32_t count, uint64_t seed, uint32_t *num);
+/* The same with at least a quarter of the particles (seeds drawn from
+ * *rng until one gives that many): a smaller subset may have no pair. */
+uint32_t *random_large_subset(uint32_t count, uint64_t *rng, uint32_t *num);
 
 /* Every colliding pair (i < j) in ascending order by testing all pairs;
  * returns a malloc'd array of 2 * *num uint32. */

@@ -78,7 +78,7 @@ Test(response, matches_double_reference_on_all_scenes)
             p.rest_positions = s.rest;
             uint32_t *subset = NULL;
             if (rep == 3) {
-                subset = random_subset(s.count, pleat_scene_random(&rng), &p.num_indices);
+                subset = random_large_subset(s.count, &rng, &p.num_indices);
                 p.indices = subset;
             }
             char what[96];
