@@ -5,13 +5,11 @@
 
 int pleat_avx2_usable(unsigned leaf1_ecx, unsigned xcr0, unsigned max_leaf, unsigned leaf7_ebx)
 {
-    /* what -mavx2 lets the compiler use besides: SSE3, SSSE3, SSE4.1,
-     * SSE4.2 and POPCNT (the sweep counts lanes with it) */
-    const unsigned implied = 1u << 0 | 1u << 9 | 1u << 19 | 1u << 20 | 1u << 23;
-    if ((leaf1_ecx & implied) != implied)
+    /* OSXSAVE and AVX, and what -mavx2 lets the compiler use besides:
+     * SSE3, SSSE3, SSE4.1, SSE4.2 and POPCNT (the sweep counts lanes with it) */
+    const unsigned leaf1 = 1u << 27 | 1u << 28 | 1u << 0 | 1u << 9 | 1u << 19 | 1u << 20 | 1u << 23;
+    if ((leaf1_ecx & leaf1) != leaf1)
         return 0;
-    if (!(leaf1_ecx >> 27 & 1) || !(leaf1_ecx >> 28 & 1))
-        return 0; /* no OSXSAVE or no AVX */
     if ((xcr0 & 6) != 6)
         return 0; /* XMM and YMM state not enabled */
     return max_leaf >= 7 && (leaf7_ebx >> 5 & 1);
