@@ -27,9 +27,9 @@
  *   context that can take it: a device call on a CPU context is
  *   BACKEND_UNAVAILABLE), without waiting and without touching its arrays,
  *   and the running call is unaffected (a device call holds the context
- *   only while it queues its work). pleat_context_destroy(), pleat_context_timings() and
- *   pleat_context_device_status() must not overlap a call on the same
- *   context. The free functions (pleat_version, pleat_status_string,
+ *   only while it queues its work). pleat_context_destroy(),
+ *   pleat_context_timings() and pleat_context_device_status() must not
+ *   overlap a call on the same context. The free functions (pleat_version, pleat_status_string,
  *   pleat_default_*) and pleat_context_backend() /
  *   pleat_context_describe() are thread-safe.
  * - Results are identical bit for bit whatever the backend, the CPU
@@ -334,9 +334,10 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * device sync, and no allocation once the context has made a call (device or
  * host pointers) with at least as many taking-part particles and at least
  * this count (with indices or without), and with rest positions when they
- * are given, so the call can be captured in a CUDA graph. While stream is being captured
- * stats must be NULL: reading them needs a sync, which would end the
- * capture (stats set then -> INVALID_ARGUMENT, nothing queued).
+ * are given, so the call can be captured in a CUDA graph. While stream is
+ * being captured stats must be NULL: reading them needs a sync, which
+ * would end the capture (stats set then -> INVALID_ARGUMENT, nothing
+ * queued).
  *
  * The pointer and params checks of pleat_self_collide() are made here and
  * returned at once, num_indices > count (BAD_INDEX) included. The data
