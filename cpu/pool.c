@@ -33,7 +33,8 @@
  *
  * A pool made with pleat_pool_create_jobs() has no threads: each run of
  * more than one task goes to the application's job system as one enqueue
- * and one finish, and its ranges come back through job_range(). */
+ * and one finish, and its ranges come back through job_range(), which
+ * keeps a job system's mistakes away from the stage's tasks. */
 #include "pool.h"
 #include "thread.h"
 #include "core/alloc.h"
@@ -253,25 +254,41 @@ int pleat_pool_threads(const pleat_pool *pool)
     return pool->threads;
 }
 
-/* A stage on the application's job system: its ranges come back here. */
+/* A stage on the application's job system: its ranges come back here.
+ * A range runs as many tasks as it holds, taken from `next`, not the tasks
+ * it names: a job system that repeats a range, or hands out one past the
+ * stage's end, then runs no task twice and none out of bounds, and the
+ * tasks no range took (a range it skipped) run on the calling thread after
+ * finish. Which thread runs which task never changes the results. */
 typedef struct job_stage {
     pleat_task_fn fn;
     void *arg;
+    uint32_t tasks;
+    _Atomic uint64_t next; /* 64 bits: repeated ranges may take it far past tasks */
 } job_stage;
+
+/* Runs up to `want` of the stage's tasks not yet taken. */
+static void take_tasks(job_stage *stage, uint32_t want)
+{
+    uint64_t t = atomic_fetch_add(&stage->next, want);
+    const uint64_t end = t + want < stage->tasks ? t + want : stage->tasks;
+    for (; t < end; ++t)
+        stage->fn(stage->arg, (uint32_t)t);
+}
 
 static void job_range(uint32_t begin, uint32_t end, void *task_context)
 {
-    const job_stage *stage = task_context;
+    if (end <= begin)
+        return;
     pleat_fp_env saved; /* the job system's thread may flush to zero */
     pleat_fp_enter(&saved);
-    for (uint32_t t = begin; t < end; ++t)
-        stage->fn(stage->arg, t);
+    take_tasks(task_context, end - begin);
     pleat_fp_leave(&saved);
 }
 
 static void run_jobs(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *arg)
 {
-    job_stage stage = {fn, arg};
+    job_stage stage = {fn, arg, tasks, 0};
     void *handle = pool->enqueue(job_range, tasks, &stage, pool->job_context);
     /* after each: the engine's jobs may have run here and changed it */
     pleat_fp_default();
@@ -279,6 +296,7 @@ static void run_jobs(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *a
         pool->finish(handle, pool->job_context);
         pleat_fp_default();
     }
+    take_tasks(&stage, tasks); /* what no range took */
 }
 
 void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *arg)

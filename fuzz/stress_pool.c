@@ -10,14 +10,23 @@
  * must run exactly once, and only while its pleat_pool_run is in progress.
  * Pools are also created and destroyed with no run at all.
  *
+ * Pools on a job system (pleat_pool_create_jobs) run the same: a stage's
+ * ranges go to 2 threads of the stage's own, and the job system makes,
+ * run by run, each of the mistakes pleat guards against (pleat.h,
+ * pleat_enqueue_tasks_fn): dropped ranges, ranges run twice at once on both
+ * threads, ranges past the end, inverted and oversized. Every task must
+ * still run exactly once.
+ *
  * Exit status 0 when every check passed, 1 otherwise.
  */
 #include "cpu/pool.h"
+#include "cpu/thread.h"
 #include "portable.h"
 #include "scenes.h" /* pleat_scene_random */
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_TASKS 4999u
@@ -50,19 +59,101 @@ static void task_three(void *arg, uint32_t t)
     task(arg, t, 3);
 }
 
-/* runs pleat_pool_run `runs` times on a fresh pool; returns its failures */
-static int hammer(int threads, int runs, uint64_t *state)
+/* The job system: a stage's ranges are 1 + pick % 4 tasks each, range k
+ * taken by one of 2 threads; its mistake is the stage's pick % 5. */
+enum { FAITHFUL, DROPS, REPEATS, STRAYS, DROPS_ALL };
+
+typedef struct stage {
+    pleat_task_range_fn task;
+    void *task_context;
+    uint32_t count, size;
+    int mistake;
+    atomic_uint next; /* the next range; with REPEATS, both threads take each */
+    pleat_thread threads[2];
+    int started;
+} stage;
+
+static uint64_t job_picks = 7;
+
+static void give(stage *st, uint32_t k)
 {
-    static job jobs[2];
+    const uint64_t begin = (uint64_t)k * st->size;
+    const uint32_t end = (uint32_t)(begin + st->size < st->count ? begin + st->size : st->count);
+    if (st->mistake == DROPS_ALL || (st->mistake == DROPS && k % 3 == 1))
+        return;
+    if (st->mistake == STRAYS) {
+        st->task(st->count, st->count + 5, st->task_context);
+        st->task(end, (uint32_t)begin, st->task_context);
+        if (k == 1)
+            st->task((uint32_t)begin, UINT32_MAX, st->task_context);
+    }
+    st->task((uint32_t)begin, end, st->task_context);
+}
+
+static void stage_thread(void *arg)
+{
+    stage *st = arg;
+    const uint32_t ranges = (st->count + st->size - 1) / st->size;
+    for (;;) {
+        uint32_t k = atomic_fetch_add(&st->next, 1);
+        if (st->mistake == REPEATS)
+            k /= 2; /* each k comes twice, most often to both threads at once */
+        if (k >= ranges)
+            return;
+        give(st, k);
+    }
+}
+
+static void *job_enqueue(pleat_task_range_fn task, uint32_t count, void *task_context,
+                         void *job_context)
+{
+    (void)job_context;
+    stage *st = calloc(1, sizeof *st);
+    if (!st) {
+        atomic_fetch_add(&failures, 1);
+        return NULL;
+    }
+    uint32_t pick = (uint32_t)pleat_scene_random(&job_picks);
+    st->task = task;
+    st->task_context = task_context;
+    st->count = count;
+    st->size = 1 + pick % 4;
+    st->mistake = (int)(pick / 4 % 5);
+    atomic_init(&st->next, 0);
+    for (; st->started < 2; ++st->started) {
+        if (pleat_thread_start(&st->threads[st->started], stage_thread, st) != 0) {
+            fprintf(stderr, "FAIL: no job system thread\n");
+            atomic_fetch_add(&failures, 1);
+            break;
+        }
+    }
+    return st;
+}
+
+static void job_finish(void *handle, void *job_context)
+{
+    (void)job_context;
+    stage *st = handle;
+    for (int i = 0; i < st->started; ++i)
+        pleat_thread_join(&st->threads[i]);
+    free(st);
+}
+
+/* runs pleat_pool_run `runs` times on a fresh pool (on the job system above
+ * with `jobs`); returns its failures */
+static int hammer(int threads, int jobs, int runs, uint64_t *state)
+{
+    static job runs_of[2];
     static const uint32_t counts[] = {0, 1, 2, 3, 8, 31, 100, 1000, MAX_TASKS};
-    pleat_pool *pool = pleat_pool_create(threads);
+    pleat_pool *pool = jobs ? pleat_pool_create_jobs(threads, job_enqueue, job_finish, NULL)
+                            : pleat_pool_create(threads);
     if (!pool) {
         fprintf(stderr, "FAIL: no pool of %d threads\n", threads);
         return 1;
     }
     int bad = 0;
     for (int r = 0; r < runs; ++r) {
-        job *j = &jobs[r & 1];
+        job *j = &runs_of[r & 1];
         uint32_t pick = (uint32_t)pleat_scene_random(state);
         j->tasks = r % 3 ? 1 + pick % 40 : counts[pick % (sizeof counts / sizeof counts[0])];
         memset(j->runs, 0, sizeof j->runs);
@@ -72,8 +163,8 @@ static int hammer(int threads, int runs, uint64_t *state)
         atomic_store(&j->inside, 0);
         for (uint32_t t = 0; t < j->tasks; ++t) {
             if (j->runs[t] != weight) {
-                fprintf(stderr, "FAIL: %d threads, run %d: task %u of %u ran %u times\n", threads,
-                        r, t, j->tasks, j->runs[t] / weight);
+                fprintf(stderr, "FAIL: %d threads%s, run %d: task %u of %u ran %u times\n",
+                        threads, jobs ? " (job system)" : "", r, t, j->tasks, j->runs[t] / weight);
                 bad = 1;
                 break;
             }
@@ -98,8 +189,9 @@ int main(void)
     int bad = 0;
     for (int round = 0; round < 4; ++round) {
         for (size_t k = 0; k < sizeof threads / sizeof threads[0]; ++k) {
-            bad |= hammer(threads[k], 0, &state); /* created and destroyed idle */
-            bad |= hammer(threads[k], 1500, &state);
+            bad |= hammer(threads[k], 0, 0, &state); /* created and destroyed idle */
+            bad |= hammer(threads[k], 0, 1500, &state);
+            bad |= hammer(threads[k], 1, 300, &state);
         }
     }
     bad |= atomic_load(&failures) != 0;

@@ -101,8 +101,9 @@ typedef enum pleat_backend {
     PLEAT_BACKEND_CUDA      /**< an NVIDIA GPU */
 } pleat_backend;
 
-/** A range of one stage's tasks: runs tasks [begin, end) of the stage that
- *  task_context belongs to. Handed to the application's job system by
+/** A range of one stage's tasks: runs end - begin tasks of the stage that
+ *  task_context belongs to (which ones is pleat's choice, so that no task
+ *  runs twice: see pleat_enqueue_tasks_fn). Handed to the application's job system by
  *  pleat_enqueue_tasks_fn; may run on any thread, at the same time as other
  *  ranges of the stage. It runs its tasks in the default floating-point
  *  environment whatever the thread's (flush-to-zero included) and gives the
@@ -114,7 +115,15 @@ typedef void (*pleat_task_range_fn)(uint32_t begin, uint32_t end, void *task_con
  *  once (count >= 2; ranges of any size, on any threads, the calling one
  *  included), pass job_context through as given, and return a handle for
  *  pleat_finish_tasks_fn, or NULL when every range has already run, as when
- *  it ran them itself before returning (then finish is not called). */
+ *  it ran them itself before returning (then finish is not called).
+ *  pleat guards against a job system that gets this wrong: a range runs as
+ *  many of the stage's tasks as it holds, whichever no range has taken yet,
+ *  so a repeated range, one past count or an empty one (end <= begin)
+ *  runs no task twice and none out of bounds, and the tasks that no range
+ *  took (a range dropped) run on the calling thread once finish returns
+ *  (or enqueue, with NULL): such mistakes cost time, never results. What
+ *  pleat cannot guard against is a range still running after finish
+ *  returned. */
 typedef void *(*pleat_enqueue_tasks_fn)(pleat_task_range_fn task, uint32_t count,
                                         void *task_context, void *job_context);
 

@@ -267,9 +267,20 @@ Test(determinism, the_callers_floating_point_environment_does_not_matter)
  * thread that called pleat, in the default environment, for stages of at
  * least 2 tasks, and that each range gives its thread's environment back.
  * With `spoil`, enqueue (when it returns a handle) and finish leave the
- * calling thread rounding upward, as an engine job they ran there might. */
+ * calling thread rounding upward, as an engine job they ran there might.
+ * With a `mistake`, it breaks its contract as a buggy job system would. */
+typedef enum job_mistake {
+    NO_MISTAKE,
+    DROPS_EVERY_OTHER, /* ranges 1, 3, 5 ... never run */
+    DROPS_ALL,         /* no range runs */
+    REPEATS,           /* every range runs twice */
+    STRAYS,            /* also ranges past the end, inverted and oversized ones */
+    JOB_MISTAKES
+} job_mistake;
+
 typedef struct test_jobs {
     int threads, range, first, finish_takes, spoil;
+    job_mistake mistake;
     pthread_t caller;
     int enqueues, finishes, wrong_thread, not_default, too_small;
     atomic_int env_lost, finish_ranges;
@@ -294,13 +305,33 @@ static uint32_t range_start(const test_jobs *jobs, uint32_t k, uint32_t count)
     return at < count ? (uint32_t)at : count;
 }
 
+/* Hands range k of a stage of `count` tasks to task, with the job
+ * system's mistake. */
+static void give_range(const test_jobs *jobs, pleat_task_range_fn task, void *task_context,
+                       uint32_t k, uint32_t count)
+{
+    const uint32_t begin = range_start(jobs, k, count), end = range_start(jobs, k + 1, count);
+    if (jobs->mistake == DROPS_ALL || (jobs->mistake == DROPS_EVERY_OTHER && k % 2 == 1))
+        return;
+    if (jobs->mistake == REPEATS)
+        task(begin, end, task_context);
+    if (jobs->mistake == STRAYS) {
+        task(count, count + 2, task_context);
+        task(end, begin, task_context);
+        task(UINT32_MAX - 1, UINT32_MAX, task_context);
+        if (k == 1) /* the second range asks for far more than there is */
+            task(begin, UINT32_MAX, task_context);
+    }
+    task(begin, end, task_context);
+}
+
 /* Runs the next range of the stage; 0 when none is left. */
 static int take_range(test_stage *st)
 {
-    uint32_t k = atomic_fetch_add(&st->next, 1), begin = range_start(st->jobs, k, st->count);
-    if (begin == st->count)
+    uint32_t k = atomic_fetch_add(&st->next, 1);
+    if (range_start(st->jobs, k, st->count) == st->count)
         return 0;
-    st->task(begin, range_start(st->jobs, k + 1, st->count), st->task_context);
+    give_range(st->jobs, st->task, st->task_context, k, st->count);
     return 1;
 }
 
@@ -352,8 +383,7 @@ static void *test_enqueue(pleat_task_range_fn task, uint32_t count, void *task_c
         while (range_start(jobs, ranges, count) < count)
             ++ranges;
         while (ranges-- > 0)
-            task(range_start(jobs, ranges, count), range_start(jobs, ranges + 1, count),
-                 task_context);
+            give_range(jobs, task, task_context, ranges, count);
         return NULL;
     }
     test_stage *st = malloc(sizeof *st);
@@ -414,6 +444,12 @@ Test(determinism, a_job_system_gives_the_same_bits)
         {.threads = 2, .range = 3, .finish_takes = 1},
         {.threads = 5, .range = 0, .first = 1, .finish_takes = 1},
         {.threads = 3, .range = 2, .spoil = 1},
+        /* and buggy ones: the same bits all the same */
+        {.threads = 0, .range = 2, .mistake = DROPS_EVERY_OTHER},
+        {.threads = 3, .range = 1, .mistake = DROPS_EVERY_OTHER},
+        {.threads = 0, .range = 1, .mistake = DROPS_ALL},
+        {.threads = 2, .range = 2, .finish_takes = 1, .mistake = REPEATS},
+        {.threads = 3, .range = 3, .first = 1, .mistake = STRAYS},
     };
     /* and the cpu_threads each plans for: several, more than the job
      * system's threads, fewer, one per core (0), and 1 */
@@ -474,27 +510,68 @@ Test(determinism, a_job_system_gives_the_same_bits)
 /* The pool itself: every task of a stage runs once, in the default
  * environment, and the calling thread is back in it after a finish that
  * left it rounding upward. */
+#define POOL_TASKS 37
+
+typedef struct task_runs {
+    atomic_int runs[POOL_TASKS];
+    atomic_int out_of_bounds;
+} task_runs;
+
 static void note_task(void *arg, uint32_t task)
 {
-    atomic_int *runs = arg;
-    atomic_fetch_add(&runs[task], fegetround() == FE_TONEAREST ? 1 : 100);
+    task_runs *r = arg;
+    if (task >= POOL_TASKS)
+        atomic_fetch_add(&r->out_of_bounds, 1);
+    else
+        atomic_fetch_add(&r->runs[task], fegetround() == FE_TONEAREST ? 1 : 100);
+}
+
+/* Runs one stage of POOL_TASKS on a pool of `jobs`; the calling thread's
+ * rounding after it into *rounding. */
+static void run_pool_stage(test_jobs *jobs, task_runs *r, int *rounding)
+{
+    jobs->caller = pthread_self();
+    pleat_pool *pool = pleat_pool_create_jobs(3, test_enqueue, test_finish, jobs);
+    cr_assert(pool);
+    for (int t = 0; t < POOL_TASKS; ++t)
+        atomic_init(&r->runs[t], 0);
+    atomic_init(&r->out_of_bounds, 0);
+    pleat_pool_run(pool, POOL_TASKS, note_task, r);
+    *rounding = fegetround();
+    fp_unspoil();
+    pleat_pool_destroy(pool);
 }
 
 Test(determinism, a_job_system_stage_leaves_the_default_environment)
 {
-    test_jobs jobs = {.threads = 3, .range = 2, .spoil = 1, .caller = pthread_self()};
-    pleat_pool *pool = pleat_pool_create_jobs(3, test_enqueue, test_finish, &jobs);
-    cr_assert(pool);
-    atomic_int runs[37];
-    for (int t = 0; t < 37; ++t)
-        atomic_init(&runs[t], 0);
-    pleat_pool_run(pool, 37, note_task, runs);
-    int rounding = fegetround();
-    fp_unspoil();
-    pleat_pool_destroy(pool);
-    for (int t = 0; t < 37; ++t)
-        cr_assert_eq(atomic_load(&runs[t]), 1, "task %d: %d", t, atomic_load(&runs[t]));
+    test_jobs jobs = {.threads = 3, .range = 2, .spoil = 1};
+    task_runs r;
+    int rounding;
+    run_pool_stage(&jobs, &r, &rounding);
+    for (int t = 0; t < POOL_TASKS; ++t)
+        cr_assert_eq(atomic_load(&r.runs[t]), 1, "task %d: %d", t, atomic_load(&r.runs[t]));
     cr_assert_eq(jobs.enqueues, 1);
     cr_assert_eq(jobs.finishes, 1);
     cr_assert_eq(rounding, FE_TONEAREST, "the stage left the calling thread's rounding changed");
+}
+
+/* Whatever a buggy job system does with the ranges (drop, repeat, stray),
+ * the pool runs every task once, in bounds, in the default environment. */
+Test(determinism, a_buggy_job_system_runs_every_task_once)
+{
+    for (int mistake = DROPS_EVERY_OTHER; mistake < JOB_MISTAKES; ++mistake) {
+        for (int threads = 0; threads <= 3; threads += 3) {
+            test_jobs jobs = {.threads = threads, .range = 3, .first = 2,
+                              .mistake = (job_mistake)mistake};
+            task_runs r;
+            int rounding;
+            run_pool_stage(&jobs, &r, &rounding);
+            for (int t = 0; t < POOL_TASKS; ++t)
+                cr_assert_eq(atomic_load(&r.runs[t]), 1, "mistake %d, %d threads: task %d ran %d",
+                             mistake, threads, t, atomic_load(&r.runs[t]));
+            cr_assert_eq(atomic_load(&r.out_of_bounds), 0, "mistake %d, %d threads: a task past "
+                         "the end ran", mistake, threads);
+            cr_assert_eq(rounding, FE_TONEAREST);
+        }
+    }
 }
