@@ -9,12 +9,16 @@ __global__ void apply_kernel(pleat_cuda_frame f)
     if (s >= f.m || f.counters->flags != 0)
         return;
     uint32_t i = f.order[s];
+    /* the gather's copy of the particle's position, the same bits: read in
+     * slot order, where reading the caller's array would be one scattered
+     * load per particle before the scattered store */
+    const float at[3] = {f.x[s], f.y[s], f.z[s]};
     float *p = f.out + 4 * (size_t)i, v[3];
     bool moved = false;
     for (int c = 0; c < 3; ++c) {
         int64_t sum = (int64_t)f.acc[(size_t)c * f.m + s];
         moved |= sum != 0;
-        v[c] = pleat_apply_sum(p[c], sum, &f.consts);
+        v[c] = pleat_apply_sum(at[c], sum, &f.consts);
     }
     if (f.moved) {
         const uint32_t particle = moved ? pleat_cuda_particle_at(f, i) : PLEAT_CUDA_UNMOVED;

@@ -320,9 +320,7 @@ static pleat_status queue_collide(pleat_cuda *cu, pleat_cuda_frame *f, laps *l)
     if (e != cudaSuccess || !can_collide(*f))
         return status_of(e);
     cudaStream_t s = l->stream;
-    e = cudaMemsetAsync(f->acc, 0, (size_t)f->m * 3 * sizeof(unsigned long long), s);
-    if (e == cudaSuccess)
-        e = pleat_cuda_sweep(*f, s);
+    e = pleat_cuda_sweep(*f, s); /* on the sums the gather cleared */
     if (e == cudaSuccess)
         e = lap(l, &l->t->sweep_ms);
     if (e == cudaSuccess) /* reads the checks' flags: nothing is written after a bad input */

@@ -72,7 +72,8 @@ typedef struct pleat_cuda_frame {
                                        (core/columns.h) */
     float *x, *y, *z, *w;           /* device, sorted */
     float *rx, *ry, *rz;            /* device, sorted, or NULL */
-    unsigned long long *acc;        /* device, 3 x m fixed-point sums (x, y, z) */
+    unsigned long long *acc;        /* device, 3 x m fixed-point sums (x, y, z),
+                                       cleared by the gather (CORRECT) */
     unsigned long long *list;       /* device, LIST: pleat_pair_pack() entries */
     int pair_shift;                 /* LIST: pleat_pair_shift(count) */
     unsigned long long capacity;    /* LIST: entries in list */

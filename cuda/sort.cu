@@ -1,5 +1,6 @@
 /* Stage 2 on the GPU: CUB's radix sort of (key, particle), the gather of
- * the particles into key order and the start of each column in it. CUB's
+ * the particles into key order (which also clears the sweep's sums, a
+ * launch fewer than a memset) and the start of each column in it. CUB's
  * sort is stable, as the CPU's. */
 #include "frame.cuh"
 
@@ -65,6 +66,9 @@ __global__ void gather_kernel(pleat_cuda_frame f)
     uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= f.m || f.counters->flags != 0)
         return;
+    if (f.mode == PLEAT_CUDA_CORRECT) /* the sweep's sums start at zero */
+        for (int c = 0; c < 3; ++c)
+            f.acc[(size_t)c * f.m + s] = 0;
     uint32_t i = f.order[s];
     const float *p = f.particles + 4 * (size_t)i;
     f.x[s] = p[0];
