@@ -423,6 +423,10 @@ static void sort()
                cudaErrorInvalidValue,
            "too little temporary storage is refused");
     expect(cub::DeviceRadixSort::SortPairs(temp, bytes, (const uint32_t *)k_in, k_out,
+                                           (const uint32_t *)v_in, v_out, n, 3, 32) ==
+               cudaErrorInvalidValue,
+           "a sort on more bits than its size query asked about is refused");
+    expect(cub::DeviceRadixSort::SortPairs(temp, bytes, (const uint32_t *)k_in, k_out,
                                            (const uint32_t *)v_in, v_out, n, 3, 27) ==
                cudaSuccess,
            "SortPairs");

@@ -2,8 +2,9 @@
  * cub::DeviceRadixSort for the CUDA emulator: the same calls, the same
  * contract (a size query when temp is NULL, a stable sort on the bits
  * [begin_bit, end_bit) of each key, inputs left as they are, temporary
- * storage the caller keeps), run as an LSD radix sort on the CPU inside the
- * temporary storage the size query asked for. Like CUB it takes an error
+ * storage the caller keeps, its size growing with the bits sorted), run as
+ * an LSD radix sort on the CPU inside the temporary storage the size query
+ * asked for. Like CUB it takes an error
  * left in cudaGetLastError() and returns it as its own. Arguments a GPU
  * would fault on (memory outside a device allocation) and inputs that
  * overlap outputs abort. Unsigned keys only.
@@ -40,10 +41,20 @@ struct DeviceRadixSort {
     }
 
   private:
-    /* Two ping-pong arrays of keys (and values), and the digit counts. */
-    template <typename K, typename V> static size_t needed(size_t n, bool pairs)
+    /* 8-bit digits, as CUB's own passes. */
+    static int passes(int begin_bit, int end_bit)
     {
-        return 2 * n * (sizeof(K) + (pairs ? sizeof(V) : 0)) + 257 * sizeof(size_t) + 64;
+        return end_bit > begin_bit ? (end_bit - begin_bit + 7) / 8 : 0;
+    }
+
+    /* Two ping-pong arrays of keys (and values), and the digit counts of
+     * every pass (as CUB's onesweep keeps a histogram per pass): a sort
+     * on more bits than its size query asked about gets too little. */
+    template <typename K, typename V>
+    static size_t needed(size_t n, bool pairs, int begin_bit, int end_bit)
+    {
+        return 2 * n * (sizeof(K) + (pairs ? sizeof(V) : 0)) +
+               (size_t)passes(begin_bit, end_bit) * 257 * sizeof(size_t) + 64;
     }
 
     static bool overlap(const void *a, const void *b, size_t bytes)
@@ -60,12 +71,13 @@ struct DeviceRadixSort {
         static_assert(std::is_unsigned<K>::value, "the emulated sort takes unsigned keys");
         if (cudaError_t pending = cudaGetLastError())
             return pending;
+        if (begin_bit < 0 || end_bit > (int)sizeof(K) * 8 || begin_bit > end_bit)
+            return cudaErrorInvalidValue;
         if (!temp) {
-            temp_bytes = needed<K, V>(n, pairs);
+            temp_bytes = needed<K, V>(n, pairs, begin_bit, end_bit);
             return cudaSuccess;
         }
-        if (temp_bytes < needed<K, V>(n, pairs) || begin_bit < 0 || end_bit > (int)sizeof(K) * 8 ||
-            begin_bit > end_bit)
+        if (temp_bytes < needed<K, V>(n, pairs, begin_bit, end_bit))
             return cudaErrorInvalidValue;
         if (n == 0)
             return cudaSuccess;
@@ -89,7 +101,7 @@ struct DeviceRadixSort {
                 v[1] = (V *)t + n;
                 t += 2 * n * sizeof(V);
             }
-            size_t *count = (size_t *)(((uintptr_t)t + 7) & ~(uintptr_t)7);
+            size_t *counts = (size_t *)(((uintptr_t)t + 7) & ~(uintptr_t)7);
             std::memcpy(k[0], keys_in, n * sizeof(K));
             if (pairs)
                 std::memcpy(v[0], values_in, n * sizeof(V));
@@ -97,6 +109,7 @@ struct DeviceRadixSort {
             for (int bit = begin_bit; bit < end_bit; bit += 8, from ^= 1) {
                 const int width = end_bit - bit < 8 ? end_bit - bit : 8;
                 const uint64_t mask = ((uint64_t)1 << width) - 1;
+                size_t *count = counts + (size_t)(bit - begin_bit) / 8 * 257;
                 std::memset(count, 0, 257 * sizeof(size_t));
                 for (size_t i = 0; i < n; ++i)
                     ++count[1 + (((uint64_t)k[from][i] >> bit) & mask)];
