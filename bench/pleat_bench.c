@@ -10,9 +10,9 @@
 
 #ifdef PLEAT_BENCH_CUDA
 #include <cuda_runtime_api.h>
-#define PLEAT_BENCH_DEVICE_PTRS 1
+#define PLEAT_BENCH_PATHS 3 /* host pointers, device pointers, a graph */
 #else
-#define PLEAT_BENCH_DEVICE_PTRS 0
+#define PLEAT_BENCH_PATHS 1
 #endif
 
 #include <errno.h>
@@ -159,6 +159,12 @@ static void usage(FILE *out)
 "pairs listed by an untimed run of each): a row where it does not says\n"
 "MISMATCH, a warning goes to stderr and the exit status is 3. With --json,\n"
 "stdout holds only the JSON document; warnings go to stderr.\n"
+"CUDA rows: cuda takes host pointers; cuda:dev calls pleat_self_collide_device\n"
+"on device copies, timed up to a cudaDeviceSynchronize after it; cuda:graph\n"
+"replays that call captured once into a CUDA graph, timed from the launch to\n"
+"the stream's end (no stage columns: a captured call is not profiled). The\n"
+"device rows copy the start positions in before each call, untimed, and take\n"
+"their stats from an untimed repeat.\n"
 "Exit status: 0 ok, 1 error (or nothing could run), 2 bad usage, 3 pair\n"
 "mismatch.\n");
 }
@@ -440,11 +446,15 @@ static void compiler_name(char *out, size_t size)
 
 /* -------------------------------------------------------------- variants */
 
+/* How a CUDA row calls pleat: pleat_self_collide; pleat_self_collide_device
+ * on device copies; that call captured in a CUDA graph, which is launched. */
+enum { HOST_PTRS, DEVICE_PTRS, GRAPH };
+
 /* One way to run pleat: a backend and, on the CPU, a kernel ISA. */
 typedef struct variant {
     pleat_backend backend;
     int on_cpu;
-    int device_ptrs;   /* CUDA: pleat_self_collide_device on device copies */
+    int path;          /* HOST_PTRS, or on CUDA DEVICE_PTRS or GRAPH */
     char label[24];    /* backend column */
     char isa_env[16];  /* PLEAT_CPU_ISA value; "" = unset (library's choice) */
     char isa[16];      /* isa column */
@@ -522,13 +532,14 @@ static int probe(const options *o, variant *vars, bench_skip *skips, int *num_sk
         else
             snprintf(label, sizeof label, "%s", backend_name(backend));
         if (resolved == PLEAT_BACKEND_CUDA) {
-            /* host pointers, then (built with CUDA) device pointers */
-            for (int dev = 0; dev < 1 + PLEAT_BENCH_DEVICE_PTRS; ++dev) {
+            /* host pointers, then (built with CUDA) device pointers, a graph */
+            static const char *const suffix[] = {"", ":dev", ":graph"};
+            for (int path = HOST_PTRS; path < PLEAT_BENCH_PATHS; ++path) {
                 variant *v = &vars[count++];
                 memset(v, 0, sizeof *v);
                 v->backend = backend;
-                v->device_ptrs = dev;
-                snprintf(v->label, sizeof v->label, "%s%s", label, dev ? ":dev" : "");
+                v->path = path;
+                snprintf(v->label, sizeof v->label, "%s%s", label, suffix[path]);
                 snprintf(v->isa, sizeof v->isa, "-");
             }
             continue;
@@ -621,26 +632,77 @@ static int run_baseline(bench_baseline *b, const scene *sc, float *work, int rep
     return 0;
 }
 
-/* The device-pointer path (pleat-bench built with CUDA): the start positions
- * are copied to the GPU before each call, untimed; the time is the call plus
- * a wait for the stream, so it covers the work on the GPU. Stats come from a
- * separate untimed call, since asking for them is a sync. */
+/* The device-pointer paths (pleat-bench built with CUDA): the start
+ * positions are copied to the GPU before each call, untimed; the time is
+ * the call (or the graph's launch) plus a wait, so it covers the work on the
+ * GPU. Stats come from a separate untimed call, since asking for them is a
+ * sync. A graph row captures one call on a stream of its own, after a plain
+ * call of the same size has sized the context's scratch (a captured call
+ * must not allocate). */
 typedef struct device_copies {
     float *particles, *rest;
+    void *stream, *exec; /* GRAPH: cudaStream_t, cudaGraphExec_t */
 } device_copies;
 
 #ifdef PLEAT_BENCH_CUDA
-static int device_setup(device_copies *d, const scene *sc, pleat_params *params)
+/* The start positions into d, landed before anything that follows: a
+ * graph's stream does not wait for the legacy stream's copies. */
+static int copy_start(device_copies *d, const scene *sc)
+{
+    size_t bytes = (size_t)sc->n * 4 * sizeof(float);
+    return cudaMemcpy(d->particles, sc->start, bytes, cudaMemcpyHostToDevice) == cudaSuccess &&
+           cudaDeviceSynchronize() == cudaSuccess;
+}
+
+/* The graph of one pleat_self_collide_device call on d's arrays. */
+static pleat_status capture(pleat_context *ctx, device_copies *d, const scene *sc,
+                            const pleat_params *params)
+{
+    cudaStream_t stream;
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess)
+        return PLEAT_ERROR_DEVICE;
+    d->stream = stream;
+    pleat_status s = pleat_self_collide_device(ctx, d->particles, sc->n, params, stream, NULL);
+    if (s == PLEAT_OK && cudaStreamSynchronize(stream) != cudaSuccess)
+        s = PLEAT_ERROR_DEVICE;
+    if (s == PLEAT_OK && cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) ==
+                             cudaSuccess) {
+        s = pleat_self_collide_device(ctx, d->particles, sc->n, params, stream, NULL);
+        if (cudaStreamEndCapture(stream, &graph) != cudaSuccess && s == PLEAT_OK)
+            s = PLEAT_ERROR_DEVICE;
+    } else if (s == PLEAT_OK) {
+        s = PLEAT_ERROR_DEVICE;
+    }
+    if (s == PLEAT_OK && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess)
+        s = PLEAT_ERROR_DEVICE;
+    if (graph)
+        cudaGraphDestroy(graph);
+    d->exec = exec;
+    return s;
+}
+
+static int device_setup(device_copies *d, int path, pleat_context *ctx, const scene *sc,
+                        pleat_params *params)
 {
     size_t bytes = (size_t)sc->n * 4 * sizeof(float);
     if (cudaMalloc((void **)&d->particles, bytes) != cudaSuccess ||
         (sc->rest && cudaMalloc((void **)&d->rest, bytes) != cudaSuccess) ||
-        (sc->rest && cudaMemcpy(d->rest, sc->rest, bytes, cudaMemcpyHostToDevice) != cudaSuccess)) {
+        (sc->rest && cudaMemcpy(d->rest, sc->rest, bytes, cudaMemcpyHostToDevice) != cudaSuccess) ||
+        !copy_start(d, sc)) {
         fprintf(stderr, "pleat-bench: no device memory for n=%u\n", (unsigned)sc->n);
         cudaGetLastError(); /* read: pleat refuses to run while an error is pending */
         return -1;
     }
     params->rest_positions = d->rest;
+    pleat_status s = path == GRAPH ? capture(ctx, d, sc, params) : PLEAT_OK;
+    if (s != PLEAT_OK) {
+        fprintf(stderr, "pleat-bench: capturing a call on n=%u in a CUDA graph: %s\n",
+                (unsigned)sc->n, pleat_status_string(s));
+        cudaGetLastError();
+        return -1;
+    }
     return 0;
 }
 
@@ -648,33 +710,46 @@ static pleat_status device_call(pleat_context *ctx, device_copies *d, const scen
                                 const pleat_params *params, pleat_stats *stats, double *t0,
                                 double *t1, pleat_timings *tm)
 {
-    size_t bytes = (size_t)sc->n * 4 * sizeof(float);
-    if (cudaMemcpy(d->particles, sc->start, bytes, cudaMemcpyHostToDevice) != cudaSuccess ||
-        cudaDeviceSynchronize() != cudaSuccess)
+    cudaStream_t stream = (cudaStream_t)d->stream; /* NULL (legacy) but for a graph */
+    if (!copy_start(d, sc))
         return PLEAT_ERROR_DEVICE;
+    pleat_status s = PLEAT_OK;
     *t0 = portable_now_ms();
-    pleat_status s = pleat_self_collide_device(ctx, d->particles, sc->n, params, NULL, NULL);
-    if (s == PLEAT_OK && cudaDeviceSynchronize() != cudaSuccess)
+    if (d->exec)
+        s = cudaGraphLaunch((cudaGraphExec_t)d->exec, stream) == cudaSuccess &&
+                    cudaStreamSynchronize(stream) == cudaSuccess
+                ? PLEAT_OK
+                : PLEAT_ERROR_DEVICE;
+    else
+        s = pleat_self_collide_device(ctx, d->particles, sc->n, params, NULL, NULL);
+    if (s == PLEAT_OK && !d->exec && cudaDeviceSynchronize() != cudaSuccess)
         s = PLEAT_ERROR_DEVICE;
     *t1 = portable_now_ms();
     if (s != PLEAT_OK)
         return s;
-    pleat_context_timings(ctx, tm); /* the timed call's stages, before the next call */
-    /* untimed: the stats of the same call (asking for them is a sync) */
-    if (cudaMemcpy(d->particles, sc->start, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
+    if (!d->exec) /* a graph's call is not profiled: the stage columns stay empty */
+        pleat_context_timings(ctx, tm); /* the timed call's stages, before the next call */
+    /* untimed: the stats of the same call (asking for them is a sync), on the
+     * stream the graph runs on: a captured call does not order later calls */
+    if (!copy_start(d, sc))
         return PLEAT_ERROR_DEVICE;
-    return pleat_self_collide_device(ctx, d->particles, sc->n, params, NULL, stats);
+    return pleat_self_collide_device(ctx, d->particles, sc->n, params, stream, stats);
 }
 
 static void device_free(device_copies *d)
 {
+    if (d->exec)
+        cudaGraphExecDestroy((cudaGraphExec_t)d->exec);
+    if (d->stream)
+        cudaStreamDestroy((cudaStream_t)d->stream);
     cudaFree(d->particles);
     cudaFree(d->rest);
 }
 #else
-static int device_setup(device_copies *d, const scene *sc, pleat_params *params)
+static int device_setup(device_copies *d, int path, pleat_context *ctx, const scene *sc,
+                        pleat_params *params)
 {
-    (void)d, (void)sc, (void)params;
+    (void)d, (void)path, (void)ctx, (void)sc, (void)params;
     return -1;
 }
 
@@ -747,15 +822,16 @@ static int run_pleat(const variant *v, int threads, int profile, int list, const
     for (int k = 0; k < 4; ++k)
         stage[k] = times + (size_t)(k + 1) * (size_t)repeats;
     pleat_stats stats = {0, 0}, first = {0, 0};
-    device_copies dev = {NULL, NULL};
-    if (v->device_ptrs && device_setup(&dev, sc, &params) != 0) {
+    device_copies dev = {NULL, NULL, NULL, NULL};
+    if (v->path != HOST_PTRS && device_setup(&dev, v->path, ctx, sc, &params) != 0) {
+        device_free(&dev);
         pleat_context_destroy(ctx);
         return -1;
     }
     for (int r = -1; r < repeats && s == PLEAT_OK; ++r) { /* r = -1: warm-up */
         double t0, t1;
         pleat_timings tm = {0, 0, 0, 0};
-        if (v->device_ptrs) {
+        if (v->path != HOST_PTRS) {
             s = device_call(ctx, &dev, sc, &params, &stats, &t0, &t1, &tm);
         } else {
             memcpy(work, sc->start, bytes);

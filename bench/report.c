@@ -32,7 +32,7 @@ static const struct {
     int width;
     int left;
 } columns[] = {
-    {"scene", 8, 1},       {"n", 8, 0},       {"backend", 8, 1},   {"isa", 6, 1},
+    {"scene", 8, 1},       {"n", 8, 0},       {"backend", 10, 1},  {"isa", 6, 1},
     {"threads", 7, 0},     {"ms/call", 9, 0}, {"ns/particle", 11, 0}, {"pairs", 9, 0},
     {"tests", 10, 0},      {"bounds+keys", 11, 0}, {"sort", 8, 0}, {"sweep", 8, 0},
     {"apply", 8, 0},       {"baseline", 9, 0}, {"speedup", 8, 0},

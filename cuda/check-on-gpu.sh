@@ -2,7 +2,8 @@
 # The GPU check in one command, for a machine with an NVIDIA GPU: the GPU
 # against the CPU bit for bit (every scene kind, the device-pointer API, bad
 # inputs), the result hashes of both, the CUDA rows of pleat-bench (host
-# and device pointers, 1k to 4M) and compute-sanitizer, then one summary.
+# and device pointers, a CUDA graph, 1k to 4M) and compute-sanitizer, then
+# one summary.
 #
 #   cuda/check-on-gpu.sh [build-dir]        configure + build (needs CMake,
 #                                           Ninja, nvcc; ARCH=90 by default),
