@@ -162,9 +162,10 @@ static void usage(FILE *out)
 "CUDA rows: cuda takes host pointers; cuda:dev calls pleat_self_collide_device\n"
 "on device copies, timed up to a cudaDeviceSynchronize after it; cuda:graph\n"
 "replays that call captured once into a CUDA graph, timed from the launch to\n"
-"the stream's end (no stage columns: a captured call is not profiled). The\n"
+"the stream's end (no stage columns: a captured call is not profiled, nor does\n"
+"it pay profiling's syncs, so compare cuda:dev with it under --no-profile). The\n"
 "device rows copy the start positions in before each call, untimed, and take\n"
-"their stats from an untimed repeat.\n"
+"their stats from an untimed repeat, which must give the timed call's bits.\n"
 "Exit status: 0 ok, 1 error (or nothing could run), 2 bad usage, 3 pair\n"
 "mismatch.\n");
 }
@@ -636,12 +637,14 @@ static int run_baseline(bench_baseline *b, const scene *sc, float *work, int rep
  * positions are copied to the GPU before each call, untimed; the time is
  * the call (or the graph's launch) plus a wait, so it covers the work on the
  * GPU. Stats come from a separate untimed call, since asking for them is a
- * sync. A graph row captures one call on a stream of its own, after a plain
- * call of the same size has sized the context's scratch (a captured call
- * must not allocate). */
+ * sync, whose result must be the timed one's, bit for bit: a graph that
+ * did not run, or ran something else, fails the row. A graph row captures
+ * one call on a stream of its own, after a plain call of the same size has
+ * sized the context's scratch (a captured call must not allocate). */
 typedef struct device_copies {
     float *particles, *rest;
-    void *stream, *exec; /* GRAPH: cudaStream_t, cudaGraphExec_t */
+    void *stream, *exec;    /* GRAPH: cudaStream_t, cudaGraphExec_t */
+    float *timed, *plain;   /* host: the results of the timed and the stats call */
 } device_copies;
 
 #ifdef PLEAT_BENCH_CUDA
@@ -687,11 +690,13 @@ static int device_setup(device_copies *d, int path, pleat_context *ctx, const sc
                         pleat_params *params)
 {
     size_t bytes = (size_t)sc->n * 4 * sizeof(float);
-    if (cudaMalloc((void **)&d->particles, bytes) != cudaSuccess ||
+    d->timed = malloc(bytes);
+    d->plain = malloc(bytes);
+    if (!d->timed || !d->plain || cudaMalloc((void **)&d->particles, bytes) != cudaSuccess ||
         (sc->rest && cudaMalloc((void **)&d->rest, bytes) != cudaSuccess) ||
         (sc->rest && cudaMemcpy(d->rest, sc->rest, bytes, cudaMemcpyHostToDevice) != cudaSuccess) ||
         !copy_start(d, sc)) {
-        fprintf(stderr, "pleat-bench: no device memory for n=%u\n", (unsigned)sc->n);
+        fprintf(stderr, "pleat-bench: no host or device memory for n=%u\n", (unsigned)sc->n);
         cudaGetLastError(); /* read: pleat refuses to run while an error is pending */
         return -1;
     }
@@ -731,9 +736,21 @@ static pleat_status device_call(pleat_context *ctx, device_copies *d, const scen
         pleat_context_timings(ctx, tm); /* the timed call's stages, before the next call */
     /* untimed: the stats of the same call (asking for them is a sync), on the
      * stream the graph runs on: a captured call does not order later calls */
-    if (!copy_start(d, sc))
+    size_t bytes = (size_t)sc->n * 4 * sizeof(float);
+    if (cudaMemcpy(d->timed, d->particles, bytes, cudaMemcpyDeviceToHost) != cudaSuccess ||
+        !copy_start(d, sc))
         return PLEAT_ERROR_DEVICE;
-    return pleat_self_collide_device(ctx, d->particles, sc->n, params, stream, stats);
+    s = pleat_self_collide_device(ctx, d->particles, sc->n, params, stream, stats);
+    if (s != PLEAT_OK)
+        return s;
+    if (cudaMemcpy(d->plain, d->particles, bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
+        return PLEAT_ERROR_DEVICE;
+    if (memcmp(d->timed, d->plain, bytes) != 0) {
+        fprintf(stderr, "pleat-bench: %s n=%u: the timed %s gave other bits than a plain call\n",
+                sc->name, (unsigned)sc->n, d->exec ? "graph" : "call");
+        return PLEAT_ERROR_DEVICE;
+    }
+    return PLEAT_OK;
 }
 
 static void device_free(device_copies *d)
@@ -744,6 +761,8 @@ static void device_free(device_copies *d)
         cudaStreamDestroy((cudaStream_t)d->stream);
     cudaFree(d->particles);
     cudaFree(d->rest);
+    free(d->timed);
+    free(d->plain);
 }
 #else
 static int device_setup(device_copies *d, int path, pleat_context *ctx, const scene *sc,
@@ -822,7 +841,7 @@ static int run_pleat(const variant *v, int threads, int profile, int list, const
     for (int k = 0; k < 4; ++k)
         stage[k] = times + (size_t)(k + 1) * (size_t)repeats;
     pleat_stats stats = {0, 0}, first = {0, 0};
-    device_copies dev = {NULL, NULL, NULL, NULL};
+    device_copies dev = {NULL, NULL, NULL, NULL, NULL, NULL};
     if (v->path != HOST_PTRS && device_setup(&dev, v->path, ctx, sc, &params) != 0) {
         device_free(&dev);
         pleat_context_destroy(ctx);

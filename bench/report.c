@@ -127,9 +127,12 @@ void bench_report_row(FILE *out, int json, const bench_row *r)
                      "\"ms_max\": %.6f, \"ns_per_particle\": %.3f, \"pairs\": %" PRIu64
                      ", \"tests\": %" PRIu64 ",\n",
                 r->repeats, r->ms, r->ms_min, r->ms_max, ns, r->pairs, r->tests);
-        fprintf(out, "     \"stages_ms\": {\"bounds_keys\": %.6f, \"sort\": %.6f, "
-                     "\"sweep\": %.6f, \"apply\": %.6f},\n",
-                r->bounds_keys_ms, r->sort_ms, r->sweep_ms, r->apply_ms);
+        if (r->bounds_keys_ms + r->sort_ms + r->sweep_ms + r->apply_ms > 0.0)
+            fprintf(out, "     \"stages_ms\": {\"bounds_keys\": %.6f, \"sort\": %.6f, "
+                         "\"sweep\": %.6f, \"apply\": %.6f},\n",
+                    r->bounds_keys_ms, r->sort_ms, r->sweep_ms, r->apply_ms);
+        else /* not profiled, as the table's "-" */
+            fprintf(out, "     \"stages_ms\": null,\n");
         if (r->has_baseline) {
             fprintf(out, "     \"baseline\": {\"ms_per_call\": %.6f, \"pairs\": %" PRIu64
                          ", \"tests\": %" PRIu64 ", \"grid\": \"%s\"}, \"speedup\": ",

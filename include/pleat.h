@@ -101,9 +101,9 @@ typedef enum pleat_backend {
     PLEAT_BACKEND_CUDA      /**< an NVIDIA GPU */
 } pleat_backend;
 
-/** A range of one stage's tasks: runs end - begin tasks of the stage that
- *  task_context belongs to (which ones is pleat's choice, so that no task
- *  runs twice: see pleat_enqueue_tasks_fn). Handed to the application's job system by
+/** A range of one stage's tasks: runs end - begin tasks (at most) of the
+ *  stage that task_context belongs to (which ones is pleat's choice, so that
+ *  no task runs twice: see pleat_enqueue_tasks_fn). Handed to the application's job system by
  *  pleat_enqueue_tasks_fn; may run on any thread, at the same time as other
  *  ranges of the stage. It runs its tasks in the default floating-point
  *  environment whatever the thread's (flush-to-zero included) and gives the
@@ -122,8 +122,9 @@ typedef void (*pleat_task_range_fn)(uint32_t begin, uint32_t end, void *task_con
  *  runs no task twice and none out of bounds, and the tasks that no range
  *  took (a range dropped) run on the calling thread once finish returns
  *  (or enqueue, with NULL): such mistakes cost time, never results. What
- *  pleat cannot guard against is a range still running after finish
- *  returned. */
+ *  pleat cannot guard against is a range called, or still running, after
+ *  finish returned (or enqueue returned NULL): the stage is gone by then,
+ *  and that is undefined behaviour. */
 typedef void *(*pleat_enqueue_tasks_fn)(pleat_task_range_fn task, uint32_t count,
                                         void *task_context, void *job_context);
 
