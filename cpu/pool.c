@@ -259,7 +259,11 @@ int pleat_pool_threads(const pleat_pool *pool)
  * it names: a job system that repeats a range, or hands out one past the
  * stage's end, then runs no task twice and none out of bounds, and the
  * tasks no range took (a range it skipped) run on the calling thread after
- * finish. Which thread runs which task never changes the results. */
+ * finish. Which thread runs which task never changes the results. The
+ * price: an engine that sends range k of every stage to its worker k no
+ * longer keeps a part's particles on one core from stage to stage, as the
+ * seats do; most engines' ranges go to whichever worker is free anyway,
+ * and claiming the named tasks instead would need a flag per task. */
 typedef struct job_stage {
     pleat_task_fn fn;
     void *arg;
