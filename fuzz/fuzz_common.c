@@ -28,8 +28,10 @@
  *   and everything when stiffness is 0 keep their bits; no particle moves
  *   further than its pairs allow; stats.pairs is the pair count;
  * - the same bits from every other ISA (PLEAT_CPU_ISA, tests/isas.h: those
- *   this machine has) and thread count, and from the CUDA backend where a
- *   context can have it (a GPU, or the CUDA emulator of tests/cuda_emu).
+ *   this machine has) and thread count, from a context on a job system that
+ *   drops ranges (buggy_enqueue), and from the CUDA backend
+ *   where a context can have it (a GPU, or the CUDA emulator of
+ *   tests/cuda_emu).
  */
 #include "fuzz_common.h"
 #include "grid_reference.h"
@@ -48,7 +50,7 @@
 /* every variant, then "" (the library's own choice), each at 1 to 3 threads */
 static const char *const isas[] = {PLEAT_TEST_ISAS, ""};
 #define NUM_ISAS ((int)(sizeof isas / sizeof isas[0]))
-#define MAX_CONTEXTS (3 * NUM_ISAS + 1) /* and CUDA */
+#define MAX_CONTEXTS (3 * NUM_ISAS + 2) /* and CUDA, and a job system's */
 
 /* ---- contexts ---------------------------------------------------------- */
 
@@ -63,6 +65,7 @@ static int verbose; /* PLEAT_FUZZ_VERBOSE set: print what each input did */
 static int num_contexts;
 static int single[NUM_ISAS]; /* one-thread context of each ISA, -1 if absent */
 static int cuda = -1;        /* the CUDA context, -1 if absent */
+static int jobs = -1;        /* the context on the buggy job system below */
 
 static void fail(const char *what)
 {
@@ -86,6 +89,29 @@ static pleat_status create(const char *isa, int threads, pleat_context **out)
     pleat_status s = pleat_context_create(&d, out);
     portable_setenv("PLEAT_CPU_ISA", NULL);
     return s;
+}
+
+/* A job system that breaks its contract (pleat.h guards against that):
+ * it runs a stage's ranges on the calling thread, one task each, the last
+ * first, drops every other one (pleat runs those tasks itself after it)
+ * and hands out an inverted range too. Its context must give the bits of
+ * every other. */
+static void *buggy_enqueue(pleat_task_range_fn task, uint32_t count, void *task_context,
+                           void *job_context)
+{
+    (void)job_context;
+    for (uint32_t k = count; k-- > 0;) {
+        if (k % 2 == 0)
+            task(k, k + 1, task_context);
+        task(k + 1, k, task_context);
+    }
+    return NULL; /* every range it meant to run has run */
+}
+
+static void unused_finish(void *handle, void *job_context)
+{
+    (void)handle, (void)job_context;
+    fail("finish called after enqueue returned NULL");
 }
 
 void fz_init(void)
@@ -125,6 +151,15 @@ void fz_init(void)
         cuda = num_contexts;
         contexts[num_contexts++] = (fz_context){gpu, "cuda", 1};
     }
+    d = pleat_default_context_desc();
+    d.backend = PLEAT_BACKEND_CPU;
+    d.cpu_threads = 3;
+    d.enqueue_tasks = buggy_enqueue;
+    d.finish_tasks = unused_finish;
+    pleat_context *on_jobs = NULL;
+    CHECK(pleat_context_create(&d, &on_jobs) == PLEAT_OK, "a context on a job system");
+    jobs = num_contexts;
+    contexts[num_contexts++] = (fz_context){on_jobs, "jobs", 3};
     /* a variant that does not exist here is refused, not ignored */
     pleat_context *ctx = (pleat_context *)&num_contexts;
     CHECK(create("bogus", 1, &ctx) == PLEAT_ERROR_BACKEND_UNAVAILABLE,
@@ -676,8 +711,9 @@ static uint32_t *reference_pairs(const fz_case *c, size_t *num)
                                 p->rest_positions, p->distance, num);
 }
 
-/* Contexts to compare with: every one-thread ISA, CUDA, and a multi-thread one. */
-static int others(unsigned first, int out[NUM_ISAS + 2])
+/* Contexts to compare with: every one-thread ISA, CUDA, the job system's
+ * and a multi-thread one. */
+static int others(unsigned first, int out[NUM_ISAS + 3])
 {
     int n = 0;
     int primary = (int)(first % (unsigned)num_contexts);
@@ -686,8 +722,10 @@ static int others(unsigned first, int out[NUM_ISAS + 2])
             out[n++] = single[k];
     if (cuda >= 0 && cuda != primary)
         out[n++] = cuda;
+    if (jobs != primary)
+        out[n++] = jobs;
     int multi = (int)((first * 7u + 3u) % (unsigned)num_contexts);
-    if (contexts[multi].threads > 1 && multi != primary)
+    if (contexts[multi].threads > 1 && multi != primary && multi != jobs)
         out[n++] = multi;
     return n;
 }
@@ -805,7 +843,7 @@ void fz_collide(const uint8_t *data, size_t size)
     }
 
     /* the same bits from every other ISA and thread count, and CUDA */
-    int other[NUM_ISAS + 2];
+    int other[NUM_ISAS + 3];
     int n_other = others(c.first, other);
     float *again = xcalloc(4 * (size_t)c.count, sizeof(float));
     for (int k = 0; k < n_other; ++k) {
@@ -940,7 +978,7 @@ void fz_pairs(const uint8_t *data, size_t size)
     free(small);
 
     /* the same list from every other ISA and thread count, and CUDA */
-    int other[NUM_ISAS + 2];
+    int other[NUM_ISAS + 3];
     int n_other = others(c.first, other);
     uint32_t *again = xcalloc(2 * total + 8, sizeof *again);
     for (int k = 0; k < n_other; ++k) {
