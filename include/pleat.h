@@ -103,11 +103,11 @@ typedef enum pleat_backend {
 
 /** A range of one stage's tasks: runs end - begin tasks (at most) of the
  *  stage that task_context belongs to (which ones is pleat's choice, so that
- *  no task runs twice: see pleat_enqueue_tasks_fn). Handed to the application's job system by
- *  pleat_enqueue_tasks_fn; may run on any thread, at the same time as other
- *  ranges of the stage. It runs its tasks in the default floating-point
- *  environment whatever the thread's (flush-to-zero included) and gives the
- *  thread's back when it returns. */
+ *  no task runs twice: see pleat_enqueue_tasks_fn). Handed to the
+ *  application's job system by pleat_enqueue_tasks_fn; may run on any
+ *  thread, at the same time as other ranges of the stage. It runs its tasks
+ *  in the default floating-point environment whatever the thread's
+ *  (flush-to-zero included) and gives the thread's back when it returns. */
 typedef void (*pleat_task_range_fn)(uint32_t begin, uint32_t end, void *task_context);
 
 /** The application's job system, handed one stage of a call: it must call

@@ -245,7 +245,8 @@ Test(determinism, the_callers_floating_point_environment_does_not_matter)
                 pleat_context_destroy(ctx);
                 cr_assert(kept, "scene %d, mode %d: the caller's environment was changed", k, mode);
                 cr_assert(got_c == want_c && got_p == want_p,
-                          "scene %d, mode %d, %d threads: other bits than the default environment's",
+                          "scene %d, mode %d, %d threads: other bits than the default "
+                          "environment's",
                           k, mode, threads);
             }
         }
@@ -529,7 +530,8 @@ Test(determinism, a_job_system_gives_the_same_bits)
             cr_assert_eq(jobs.wrong_thread, 0, "a callback came from another thread");
             cr_assert_eq(jobs.not_default, 0, "a callback was called in another environment");
             cr_assert_eq(jobs.too_small, 0, "a stage of fewer than 2 tasks was enqueued");
-            cr_assert_eq(atomic_load(&jobs.env_lost), 0, "a range changed its thread's environment");
+            cr_assert_eq(atomic_load(&jobs.env_lost), 0,
+                         "a range changed its thread's environment");
         }
         scene_free(&s);
     }
