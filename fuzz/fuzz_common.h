@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Creates the contexts (every available ISA x 1, 2, 3 threads) once. */
+/* Creates the contexts (every available ISA x 1, 2, 3 threads, CUDA where
+ * there is one, a job system's) once. */
 void fz_init(void);
 
 /* One input through pleat_self_collide / pleat_find_pairs, with checks. */

@@ -34,14 +34,16 @@ set(ENV{WINEPATH} "${runtime_dirs}") # a list: ;-separated, as Wine reads it
 # The prefix made before any test runs: Wine finishes a new prefix in the
 # background of the first program, and a test started meanwhile lost its
 # connection to the server (CI, once: "wine client error:0: recvmsg:
-# Connection reset by peer"). wineboot --init makes it in the foreground;
-# then the server it started is let wind down.
-get_filename_component(wine_dir ${PLEAT_WINE} DIRECTORY)
-find_program(wineserver NAMES wineserver64 wineserver PATHS ${wine_dir} /usr/lib/wine
+# Connection reset by peer"). wineboot --init makes it in the foreground,
+# and run() returns once the server it started is gone too (the server
+# keeps run()'s stderr pipe open); wineserver -w makes sure of that.
+get_filename_component(wine_dir "${PLEAT_WINE}" REALPATH)
+get_filename_component(wine_dir "${wine_dir}" DIRECTORY)
+find_program(wineserver NAMES wineserver64 wineserver HINTS "${wine_dir}" /usr/lib/wine
              NO_CACHE REQUIRED)
-file(MAKE_DIRECTORY $ENV{WINEPREFIX})
-run(${PLEAT_WINE} wineboot --init)
-run(${wineserver} -w)
+file(MAKE_DIRECTORY "$ENV{WINEPREFIX}")
+run("${PLEAT_WINE}" wineboot --init)
+run("${wineserver}" -w)
 
 # a shared build puts the DLL and every program in bin/ (CMakeLists.txt)
 cross_build_and_test(x86_64-w64-mingw32.cmake "Windows tests under Wine" junit
