@@ -40,6 +40,12 @@ typedef struct scene {
     float *rest;  /* n x 4 floats or NULL */
 } scene;
 
+/* Bytes of one of sc's arrays (start, rest): n x 4 floats. */
+static size_t scene_bytes(const scene *sc)
+{
+    return (size_t)sc->n * 4 * sizeof(float);
+}
+
 static uint32_t sheet_res(uint32_t n)
 {
     uint32_t res = (uint32_t)lround(sqrt((double)n));
@@ -52,7 +58,7 @@ static int scene_make(scene_kind kind, uint32_t size, uint64_t seed, scene *sc)
     memset(sc, 0, sizeof *sc);
     sc->name = scene_names[kind];
     sc->n = kind == SCENE_CLOUD ? size : sheet_res(size) * sheet_res(size);
-    size_t bytes = (size_t)sc->n * 4 * sizeof(float);
+    size_t bytes = scene_bytes(sc);
     sc->start = malloc(bytes);
     if (kind != SCENE_CLOUD)
         sc->rest = malloc(bytes);
@@ -610,7 +616,7 @@ static void keep_baseline(bench_row *dst, const bench_row *src)
 static int run_baseline(bench_baseline *b, const scene *sc, float *work, int repeats,
                         double *times, int list, bench_row *row)
 {
-    size_t bytes = (size_t)sc->n * 4 * sizeof(float);
+    size_t bytes = scene_bytes(sc);
     bench_baseline_stats st;
     for (int r = -1; r < repeats; ++r) { /* r = -1: warm-up */
         memcpy(work, sc->start, bytes);
@@ -652,7 +658,7 @@ typedef struct device_copies {
  * graph's stream does not wait for the legacy stream's copies. */
 static int copy_start(device_copies *d, const scene *sc)
 {
-    size_t bytes = (size_t)sc->n * 4 * sizeof(float);
+    size_t bytes = scene_bytes(sc);
     return cudaMemcpy(d->particles, sc->start, bytes, cudaMemcpyHostToDevice) == cudaSuccess &&
            cudaDeviceSynchronize() == cudaSuccess;
 }
@@ -689,7 +695,7 @@ static pleat_status capture(pleat_context *ctx, device_copies *d, const scene *s
 static int device_setup(device_copies *d, int path, pleat_context *ctx, const scene *sc,
                         pleat_params *params)
 {
-    size_t bytes = (size_t)sc->n * 4 * sizeof(float);
+    size_t bytes = scene_bytes(sc);
     d->timed = malloc(bytes);
     d->plain = malloc(bytes);
     if (!d->timed || !d->plain || cudaMalloc((void **)&d->particles, bytes) != cudaSuccess ||
@@ -720,15 +726,15 @@ static pleat_status device_call(pleat_context *ctx, device_copies *d, const scen
         return PLEAT_ERROR_DEVICE;
     pleat_status s = PLEAT_OK;
     *t0 = portable_now_ms();
-    if (d->exec)
-        s = cudaGraphLaunch((cudaGraphExec_t)d->exec, stream) == cudaSuccess &&
-                    cudaStreamSynchronize(stream) == cudaSuccess
-                ? PLEAT_OK
-                : PLEAT_ERROR_DEVICE;
-    else
+    if (d->exec) {
+        if (cudaGraphLaunch((cudaGraphExec_t)d->exec, stream) != cudaSuccess ||
+            cudaStreamSynchronize(stream) != cudaSuccess)
+            s = PLEAT_ERROR_DEVICE;
+    } else {
         s = pleat_self_collide_device(ctx, d->particles, sc->n, params, NULL, NULL);
-    if (s == PLEAT_OK && !d->exec && cudaDeviceSynchronize() != cudaSuccess)
-        s = PLEAT_ERROR_DEVICE;
+        if (s == PLEAT_OK && cudaDeviceSynchronize() != cudaSuccess)
+            s = PLEAT_ERROR_DEVICE;
+    }
     *t1 = portable_now_ms();
     if (s != PLEAT_OK)
         return s;
@@ -736,7 +742,7 @@ static pleat_status device_call(pleat_context *ctx, device_copies *d, const scen
         pleat_context_timings(ctx, tm); /* the timed call's stages, before the next call */
     /* untimed: the stats of the same call (asking for them is a sync), on the
      * stream the graph runs on: a captured call does not order later calls */
-    size_t bytes = (size_t)sc->n * 4 * sizeof(float);
+    size_t bytes = scene_bytes(sc);
     if (cudaMemcpy(d->timed, d->particles, bytes, cudaMemcpyDeviceToHost) != cudaSuccess ||
         !copy_start(d, sc))
         return PLEAT_ERROR_DEVICE;
@@ -836,7 +842,7 @@ static int run_pleat(const variant *v, int threads, int profile, int list, const
     params.distance = sc->distance;
     params.stiffness = 1.0f;
     params.rest_positions = sc->rest;
-    size_t bytes = (size_t)sc->n * 4 * sizeof(float);
+    size_t bytes = scene_bytes(sc);
     double *stage[4];
     for (int k = 0; k < 4; ++k)
         stage[k] = times + (size_t)(k + 1) * (size_t)repeats;
@@ -938,7 +944,7 @@ int main(int argc, char **argv)
             double *times = NULL;
             if (scene_make(o.scenes[si], o.sizes[zi], o.seed, &sc) == 0) {
                 repeats = o.repeats ? o.repeats : default_repeats(sc.n, o.quick);
-                work = malloc((size_t)sc.n * 4 * sizeof(float));
+                work = malloc(scene_bytes(&sc));
                 times = malloc((size_t)repeats * 5 * sizeof *times);
             }
             bench_row proto;
