@@ -55,7 +55,10 @@ static inline vu vu_or(vu a, vu b) { return _mm512_or_si512(a, b); }
 static inline vu vu_keep(vu a, vm m) { return _mm512_maskz_mov_epi32(m, a); }
 static inline vu vu_min(vu a, vu b) { return _mm512_min_epu32(a, b); }
 static inline unsigned vm_lanes(vm m) { return m; }
-static inline vu vu_count(vu count, vm m) { return _mm512_mask_add_epi32(count, m, count, _mm512_set1_epi32(1)); }
+static inline vu vu_count(vu count, vm m)
+{
+    return _mm512_mask_add_epi32(count, m, count, _mm512_set1_epi32(1));
+}
 static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
 static inline vf vf_min(vf a, vf b) { return _mm512_min_ps(a, b); }
 /* lane l of out[c] = row[l][c]: as AVX2's, each 128-bit quarter q of r[l]
@@ -92,7 +95,8 @@ static inline vu vf_trunc_i32(vf a) { return _mm512_cvttps_epi32(a); }
 static inline unsigned vu_eq(vu a, vu b) { return _mm512_cmpeq_epi32_mask(a, b); }
 static inline void vu_load_halves(const uint64_t *p, vu *lo, vu *hi)
 {
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i even =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
     __m512i a = _mm512_loadu_si512(p), b = _mm512_loadu_si512(p + 8);
     *lo = _mm512_permutex2var_epi32(a, even, b);
@@ -118,7 +122,10 @@ static inline vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
 static inline vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
 static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
 static inline vm vf_le(vf a, vf b) { return _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LE_OQ)); }
-static inline unsigned vf_lt_mask(vf a, vf b) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LT_OQ)); }
+static inline unsigned vf_lt_mask(vf a, vf b)
+{
+    return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LT_OQ));
+}
 static inline vu vu_load(const uint32_t *p) { return _mm256_loadu_si256((const __m256i *)p); }
 static inline vu vu_set1(uint32_t x) { return _mm256_set1_epi32((int)x); }
 /* *p in every lane, straight from memory (a load-port broadcast; set1 of a
@@ -148,7 +155,10 @@ static inline vu vu_and(vu a, vu b) { return _mm256_and_si256(a, b); }
 static inline vu vu_or(vu a, vu b) { return _mm256_or_si256(a, b); }
 static inline vu vu_keep(vu a, vm m) { return _mm256_and_si256(a, m); }
 static inline vu vu_min(vu a, vu b) { return _mm256_min_epu32(a, b); }
-static inline unsigned vm_lanes(vm m) { return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m)); }
+static inline unsigned vm_lanes(vm m)
+{
+    return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m));
+}
 static inline vu vu_count(vu count, vm m) { return _mm256_sub_epi32(count, m); }
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
 static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
@@ -211,7 +221,10 @@ static inline vf vf_sub(vf a, vf b) { return _mm_sub_ps(a, b); }
 static inline vf vf_add(vf a, vf b) { return _mm_add_ps(a, b); }
 static inline vf vf_mul(vf a, vf b) { return _mm_mul_ps(a, b); }
 static inline vm vf_le(vf a, vf b) { return _mm_castps_si128(_mm_cmple_ps(a, b)); }
-static inline unsigned vf_lt_mask(vf a, vf b) { return (unsigned)_mm_movemask_ps(_mm_cmplt_ps(a, b)); }
+static inline unsigned vf_lt_mask(vf a, vf b)
+{
+    return (unsigned)_mm_movemask_ps(_mm_cmplt_ps(a, b));
+}
 static inline vu vu_load(const uint32_t *p) { return _mm_loadu_si128((const __m128i *)p); }
 static inline vu vu_set1(uint32_t x) { return _mm_set1_epi32((int)x); }
 static inline vu vu_load1(const uint32_t *p) { return _mm_set1_epi32((int)*p); }
@@ -279,7 +292,10 @@ static inline vu vu_shift_in(vu a, uint32_t first)
 {
     return _mm_or_si128(_mm_slli_si128(a, 4), _mm_cvtsi32_si128((int)first));
 }
-static inline uint32_t vu_last(vu a) { return (uint32_t)_mm_cvtsi128_si32(_mm_shuffle_epi32(a, 0xff)); }
+static inline uint32_t vu_last(vu a)
+{
+    return (uint32_t)_mm_cvtsi128_si32(_mm_shuffle_epi32(a, 0xff));
+}
 #elif defined(PLEAT_ISA_NEON)
 #include <arm_neon.h>
 #define PLEAT_W 4
@@ -502,7 +518,10 @@ static inline void store_pairs(void *out, vu lo, vu hi)
 }
 #endif
 #if defined(PLEAT_ISA_AVX512) || defined(PLEAT_ISA_AVX2)
-static inline __m128i xy_load(const uint32_t *c) { return _mm_cvtepi32_epi64(_mm_loadl_epi64((const __m128i *)c)); }
+static inline __m128i xy_load(const uint32_t *c)
+{
+    return _mm_cvtepi32_epi64(_mm_loadl_epi64((const __m128i *)c));
+}
 #else
 static inline void store_pairs(void *out, vu lo, vu hi)
 {
@@ -520,11 +539,13 @@ static inline void vu_store_xy(uint32_t *out, vu x, vu y) { store_pairs(out, x, 
 static inline void vu_store_u64(uint64_t *out, vu lo, vu hi) { store_pairs(out, lo, hi); }
 static inline void xy_add(int64_t *sum, const uint32_t *c)
 {
-    _mm_storeu_si128((__m128i *)sum, _mm_add_epi64(_mm_loadu_si128((const __m128i *)sum), xy_load(c)));
+    const __m128i old = _mm_loadu_si128((const __m128i *)sum);
+    _mm_storeu_si128((__m128i *)sum, _mm_add_epi64(old, xy_load(c)));
 }
 static inline void xy_sub(int64_t *sum, const uint32_t *c)
 {
-    _mm_storeu_si128((__m128i *)sum, _mm_sub_epi64(_mm_loadu_si128((const __m128i *)sum), xy_load(c)));
+    const __m128i old = _mm_loadu_si128((const __m128i *)sum);
+    _mm_storeu_si128((__m128i *)sum, _mm_sub_epi64(old, xy_load(c)));
 }
 #elif defined(PLEAT_ISA_NEON)
 static inline void vu_store_xy(uint32_t *out, vu x, vu y)

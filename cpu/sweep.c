@@ -296,7 +296,8 @@ static inline void test_column(sweep_state *st, const block *blk, size_t from, u
         vm in_range = vu_in_range(vu_load1(kb), lo, blk->width);
         vm close = close_lanes(blk, vf_set1(p[0]), vf_set1(p[1]), vf_set1(p[2]), d2);
         vu_store(st->qb + queued, candidate);
-        queued += pleat_compress_lanes(blk->base, vm_lanes(vm_and(close, in_range)), st->qa + queued);
+        queued +=
+            pleat_compress_lanes(blk->base, vm_lanes(vm_and(close, in_range)), st->qa + queued);
         count = vu_count(count, in_range);
         candidate = vu_add(candidate, one);
     }

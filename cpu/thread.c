@@ -78,7 +78,10 @@ void pleat_mutex_lock(pleat_mutex *m) { AcquireSRWLockExclusive(srw(m)); }
 void pleat_mutex_unlock(pleat_mutex *m) { ReleaseSRWLockExclusive(srw(m)); }
 void pleat_cond_init(pleat_cond *c) { InitializeConditionVariable(cv(c)); }
 void pleat_cond_destroy(pleat_cond *c) { (void)c; }
-void pleat_cond_wait(pleat_cond *c, pleat_mutex *m) { SleepConditionVariableSRW(cv(c), srw(m), INFINITE, 0); }
+void pleat_cond_wait(pleat_cond *c, pleat_mutex *m)
+{
+    SleepConditionVariableSRW(cv(c), srw(m), INFINITE, 0);
+}
 void pleat_cond_signal(pleat_cond *c) { WakeConditionVariable(cv(c)); }
 void pleat_cond_broadcast(pleat_cond *c) { WakeAllConditionVariable(cv(c)); }
 

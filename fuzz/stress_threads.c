@@ -103,7 +103,8 @@ static void make_job(job *j, uint32_t n, float reach, uint64_t seed)
     pleat_stats st;
     CHECK(pleat_self_collide(ref, j->collided, n, &j->params, &st) == PLEAT_OK, "reference");
     j->pairs = st.pairs;
-    CHECK(pleat_find_pairs(ref, j->particles, n, &j->params, NULL, 0, &j->num) == PLEAT_OK, "count");
+    CHECK(pleat_find_pairs(ref, j->particles, n, &j->params, NULL, 0, &j->num) == PLEAT_OK,
+          "count");
     j->list = malloc((2 * j->num + 1) * sizeof *j->list);
     if (!j->list)
         exit(1);

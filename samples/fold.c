@@ -17,11 +17,12 @@ static int cmp_double(const void *a, const void *b)
 
 static int usage(const char *argv0)
 {
-    fprintf(stderr,
-            "usage: %s [--res N] [--layers N] [--repeats N] [--threads N] [--backend auto|cpu|cuda]\n"
-            "  times pleat_self_collide on an N x N sheet folded into layers 0.6 spacing apart,\n"
-            "  collision distance 0.9 spacing, rest positions given (defaults 255, 4, 21, 0, auto)\n",
-            argv0);
+    fprintf(
+        stderr,
+        "usage: %s [--res N] [--layers N] [--repeats N] [--threads N] [--backend auto|cpu|cuda]\n"
+        "  times pleat_self_collide on an N x N sheet folded into layers 0.6 spacing apart,\n"
+        "  collision distance 0.9 spacing, rest positions given (defaults 255, 4, 21, 0, auto)\n",
+        argv0);
     return 2;
 }
 

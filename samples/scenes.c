@@ -161,7 +161,8 @@ void pleat_scene_crumpled_sheet(uint32_t res, float spacing, uint64_t seed, floa
         double c[2], nrm[2];
         for (int a = 0; a < 2; ++a)
             c[a] = lo[a] + (hi[a] - lo[a]) * (0.4 + 0.2 * (double)pleat_scene_uniform(&state));
-        double angle = base_angle + 0.5 * pi * fold + 0.7 * ((double)pleat_scene_uniform(&state) - 0.5);
+        double angle =
+            base_angle + 0.5 * pi * fold + 0.7 * ((double)pleat_scene_uniform(&state) - 0.5);
         if (pleat_scene_uniform(&state) < 0.5f)
             angle += pi;
         nrm[0] = cos(angle);

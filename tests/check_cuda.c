@@ -233,8 +233,8 @@ static void pending_error(pleat_context *gpu)
     expect(pleat_self_collide_device(gpu, d, 2, &p, NULL, &st) == PLEAT_ERROR_DEVICE,
            "device call not refused", name);
     memcpy(host, pts, sizeof pts);
-    expect(pleat_self_collide(gpu, host, 2, &p, NULL) == PLEAT_ERROR_DEVICE, "host call not refused",
-           name);
+    expect(pleat_self_collide(gpu, host, 2, &p, NULL) == PLEAT_ERROR_DEVICE,
+           "host call not refused", name);
     expect(memcmp(host, pts, sizeof pts) == 0, "host array changed", name);
     size_t found = 7;
     expect(pleat_find_pairs(gpu, pts, 2, &p, NULL, 0, &found) == PLEAT_ERROR_DEVICE && found == 7,
@@ -275,7 +275,8 @@ static cudaGraphExec_t capture(pleat_context *gpu, float *d, uint32_t count,
     cudaError_t ce = cudaStreamEndCapture(st, &graph);
     expect(s == PLEAT_OK, "call while capturing", name);
     expect(ce == cudaSuccess, "end capture (capture invalidated?)", name);
-    if (s == PLEAT_OK && ce == cudaSuccess && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) {
+    if (s == PLEAT_OK && ce == cudaSuccess &&
+        cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) {
         expect(0, "graph instantiate", name);
         exec = NULL;
     }

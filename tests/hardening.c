@@ -32,8 +32,8 @@ hz_scene hz_cloud(uint32_t n, uint64_t seed, int with_rest, int pinned)
         cr_assert(s.rest);
         for (uint32_t i = 0; i < n; ++i)
             for (int a = 0; a < 4; ++a)
-                s.rest[4 * (size_t)i + a] =
-                    s.particles[4 * (size_t)i + a] + (a < 3 ? pleat_scene_uniform(&rng) - 0.5f : 0.0f);
+                s.rest[4 * (size_t)i + a] = s.particles[4 * (size_t)i + a] +
+                                            (a < 3 ? pleat_scene_uniform(&rng) - 0.5f : 0.0f);
     }
     return s;
 }

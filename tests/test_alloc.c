@@ -578,7 +578,8 @@ Test(alloc, an_application_heap_takes_every_block)
                  "pleat granted bytes that the heap did not give");
     cr_assert_gt(atomic_load(&h.huge), 0, "no scratch block on a huge-page boundary");
     cr_assert_eq(atomic_load(&h.live), 0, "blocks not given back to the heap");
-    cr_assert_eq(atomic_load(&h.misuse), 0, "a bad request, or a block freed that the heap had not given");
+    cr_assert_eq(atomic_load(&h.misuse), 0,
+                 "a bad request, or a block freed that the heap had not given");
     hz_scene_free(&s);
 }
 

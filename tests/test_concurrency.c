@@ -265,7 +265,8 @@ static void *run_racer(void *arg)
         if (k % 2 == 0) {
             pleat_stats st = {0, 0};
             s = pleat_self_collide(r->ctx, p, e->sc.count, &e->params, &st);
-            if (s == PLEAT_OK && (memcmp(p, e->collided, bytes) != 0 || st.pairs != e->stats.pairs)) {
+            if (s == PLEAT_OK &&
+                (memcmp(p, e->collided, bytes) != 0 || st.pairs != e->stats.pairs)) {
                 r->failures++;
                 snprintf(r->what, sizeof r->what, "self_collide gave other bits");
             }

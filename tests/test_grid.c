@@ -42,11 +42,10 @@ Test(grid, cell_sizes)
 /* The grid's numbers, written out here rather than taken from grid.h's
  * macros: 253 and 65533 cells (DESIGN.md §1) and the two margins the
  * README's "How it works" adds, a hash cell at least distance * (1 + 2^-10)
- * wide and a sweep reach of 2 + floor(scale * distance + 1/16). The box makes every cell size exact (edges of 253 / 4,
- * 253 / 8 and 65533 / 16); the two distances put scale * distance just
- * below 3 (2.96875: the 1/16 lifts it to 3) and below 3 by more than 1/16
- * (2.875: it stays at 2), and are exact with the margin (95 * 1025 * 2^-19
- * and 23 * 1025 * 2^-17). */
+ * wide and a sweep reach of 2 + floor(scale * distance + 1/16). The box makes every cell size exact
+ * (edges of 253 / 4, 253 / 8 and 65533 / 16); the two distances put scale * distance just below 3
+ * (2.96875: the 1/16 lifts it to 3) and below 3 by more than 1/16 (2.875: it stays at 2), and are
+ * exact with the margin (95 * 1025 * 2^-19 and 23 * 1025 * 2^-17). */
 Test(grid, the_design_numbers)
 {
     const float lo[3] = {0, 0, 0}, hi[3] = {65533.0f / 16, 253.0f / 4, 253.0f / 8};

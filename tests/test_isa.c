@@ -112,7 +112,8 @@ Test(isa, avx512_needs_the_cpu_and_the_os)
     for (int k = 0; k < 4; ++k)
         cr_assert(!pleat_avx512_usable(osxsave | avx, zmm, 7, all & ~bit[k]), "feature %d off", k);
     for (unsigned state = 0x20; state <= 0x80; state <<= 1)
-        cr_assert(!pleat_avx512_usable(osxsave | avx, zmm & ~state, 7, all), "state %#x off", state);
+        cr_assert(!pleat_avx512_usable(osxsave | avx, zmm & ~state, 7, all), "state %#x off",
+                  state);
     cr_assert(!pleat_avx512_usable(osxsave | avx, 6, 7, all), "only YMM state");
     cr_assert(!pleat_avx512_usable(osxsave | avx, 0xe4, 7, all), "ZMM state without XMM state");
     cr_assert(!pleat_avx512_usable(osxsave | avx, 0xe2, 7, all), "ZMM state without YMM state");

@@ -119,7 +119,8 @@ static void check_full(size_t n)
     cr_assert(keys && tmp && expect);
     uint64_t rng = 42;
     for (size_t i = 0; i < n; ++i)
-        keys[i] = i > 0 && pleat_scene_random(&rng) % 3 == 0 ? keys[i / 2] : pleat_scene_random(&rng);
+        keys[i] =
+            i > 0 && pleat_scene_random(&rng) % 3 == 0 ? keys[i / 2] : pleat_scene_random(&rng);
     memcpy(expect, keys, n * sizeof *keys);
     qsort(expect, n, sizeof *expect, cmp_all);
     const uint64_t *got = sort(3, keys, tmp, n, 0, 64);
@@ -273,7 +274,8 @@ static int gather_checked(const uint64_t *entries, uint32_t m, uint32_t count, i
         cr_assert_eq(f.order[s], i);
         if (copied)
             cr_assert_eq(f.pos[4 * (size_t)s], (float)i, "entry %u", s);
-        cr_assert(sorted[s] == 0 && f.acc_xy[2 * (size_t)s] == 0 && f.acc_xy[2 * (size_t)s + 1] == 0,
+        cr_assert(sorted[s] == 0 && f.acc_xy[2 * (size_t)s] == 0 &&
+                      f.acc_xy[2 * (size_t)s + 1] == 0,
                   "%s: the sums of entry %u are not zeroed", kern->name, s);
     }
     free(f.acc_xy);

@@ -306,7 +306,8 @@ static int ensure_directory(const char *dir)
 static int out_path(char path[1024], const char *dir, int scene, const char *ext)
 {
     int n = scene < 0 ? snprintf(path, 1024, "%s/drape.%s", dir, ext)
-                      : snprintf(path, 1024, "%s/drape-%s.%s", dir, cloth_scene_name((cloth_scene)scene), ext);
+                      : snprintf(path, 1024, "%s/drape-%s.%s", dir,
+                                 cloth_scene_name((cloth_scene)scene), ext);
     if (n < 0 || n >= 1024) {
         fprintf(stderr, "pleat-drape: the --out path is too long\n");
         return -1;
@@ -328,9 +329,11 @@ static int run_scene(cloth_scene scene, const options *o, pleat_context *ctx, in
     }
     if (rc == 0) {
         char *png = files[(*num_files)++], *obj = files[(*num_files)++];
-        if (out_path(png, o->out_dir, scene, "png") != 0 || out_path(obj, o->out_dir, scene, "obj") != 0)
+        if (out_path(png, o->out_dir, scene, "png") != 0 ||
+            out_path(obj, o->out_dir, scene, "obj") != 0)
             rc = -1;
-        else if (draw_row(row, scene, sheets, runs) != 0 || png_write_rgb(png, row->rgb, row->width, row->height) != 0) {
+        else if (draw_row(row, scene, sheets, runs) != 0 ||
+                 png_write_rgb(png, row->rgb, row->width, row->height) != 0) {
             fprintf(stderr, "pleat-drape: cannot write '%s'\n", png);
             rc = -1;
         } else if (cloth_write_obj(&sheets[runs[0].done ? 0 : 1], obj) != 0) {
@@ -348,7 +351,8 @@ static int write_combined(const char *path, const canvas rows[2])
 {
     static const uint8_t paper[3] = {250, 250, 250};
     canvas cv;
-    if (rows[0].width != rows[1].width || canvas_init(&cv, rows[0].width, rows[0].height + rows[1].height, paper) != 0)
+    if (rows[0].width != rows[1].width ||
+        canvas_init(&cv, rows[0].width, rows[0].height + rows[1].height, paper) != 0)
         return -1;
     size_t first = (size_t)rows[0].width * (size_t)rows[0].height * 3;
     memcpy(cv.rgb, rows[0].rgb, first);
@@ -361,8 +365,8 @@ static int write_combined(const char *path, const canvas rows[2])
 static void print_summary(run results[2][2], double total_seconds)
 {
     static const char *const names[2] = {"sphere", "pile"};
-    printf("\n%-7s %-10s %6s  %-14s  %17s  %11s  %8s  %6s\n", "scene", "cloth", "frames", "self-collision",
-           "interpenetrations", "pleat calls", "ms/call", "run s");
+    printf("\n%-7s %-10s %6s  %-14s  %17s  %11s  %8s  %6s\n", "scene", "cloth", "frames",
+           "self-collision", "interpenetrations", "pleat calls", "ms/call", "run s");
     for (int s = 0; s < 2; s++)
         for (int v = 0; v < 2; v++) {
             const run *r = &results[s][v];
@@ -393,7 +397,8 @@ static void print_summary(run results[2][2], double total_seconds)
         if (!results[s][0].done || !results[s][1].done)
             continue;
         size_t with = results[s][0].interpenetrations, without = results[s][1].interpenetrations;
-        printf("%-7s %zu interpenetrations without self-collision, %zu with", names[s], without, with);
+        printf("%-7s %zu interpenetrations without self-collision, %zu with", names[s], without,
+               with);
         double ratio = with > 0 ? (double)without / (double)with : 0.0;
         if (with == 0)
             printf(" (none left)\n");
@@ -424,7 +429,8 @@ int main(int argc, char **argv)
     pleat_context *ctx = NULL;
     pleat_status status = pleat_context_create(&desc, &ctx);
     if (status != PLEAT_OK) {
-        fprintf(stderr, "pleat-drape: cannot create a pleat context: %s\n", pleat_status_string(status));
+        fprintf(stderr, "pleat-drape: cannot create a pleat context: %s\n",
+                pleat_status_string(status));
         return 1;
     }
     printf("pleat-drape: pleat %s, backend: %s\n", pleat_version(), pleat_context_describe(ctx));
@@ -439,8 +445,8 @@ int main(int argc, char **argv)
     memset(rows, 0, sizeof rows);
     for (int s = 0; s < 2 && !failed; s++) {
         if (o.scene_mask >> s & 1)
-            failed = run_scene(s == 0 ? CLOTH_SCENE_SPHERE : CLOTH_SCENE_PILE, &o, ctx, show_progress,
-                               results[s], &rows[s], files, &num_files) != 0;
+            failed = run_scene(s == 0 ? CLOTH_SCENE_SPHERE : CLOTH_SCENE_PILE, &o, ctx,
+                               show_progress, results[s], &rows[s], files, &num_files) != 0;
     }
     if (!failed && rows[0].rgb && rows[1].rgb) {
         char *png = files[num_files++];

@@ -71,11 +71,14 @@ static void fill_triangle(target *t, vec3 a, vec3 b, vec3 c, vec3 colour, paint_
     float p[3][3];
     if (!project(&t->cam, a, p[0]) || !project(&t->cam, b, p[1]) || !project(&t->cam, c, p[2]))
         return; /* behind the camera: the scenes never need clipping */
-    float area = (p[1][0] - p[0][0]) * (p[2][1] - p[0][1]) - (p[1][1] - p[0][1]) * (p[2][0] - p[0][0]);
+    float area =
+        (p[1][0] - p[0][0]) * (p[2][1] - p[0][1]) - (p[1][1] - p[0][1]) * (p[2][0] - p[0][0]);
     if (fabsf(area) < 1e-12f)
         return;
-    float minx = fminf(p[0][0], fminf(p[1][0], p[2][0])), maxx = fmaxf(p[0][0], fmaxf(p[1][0], p[2][0]));
-    float miny = fminf(p[0][1], fminf(p[1][1], p[2][1])), maxy = fmaxf(p[0][1], fmaxf(p[1][1], p[2][1]));
+    float minx = fminf(p[0][0], fminf(p[1][0], p[2][0])),
+          maxx = fmaxf(p[0][0], fmaxf(p[1][0], p[2][0]));
+    float miny = fminf(p[0][1], fminf(p[1][1], p[2][1])),
+          maxy = fmaxf(p[0][1], fmaxf(p[1][1], p[2][1]));
     int x0 = minx < 0 ? 0 : (int)minx, x1 = maxx >= (float)t->w ? t->w - 1 : (int)maxx;
     int y0 = miny < 0 ? 0 : (int)miny, y1 = maxy >= (float)t->h ? t->h - 1 : (int)maxy;
     float inv_area = 1.0f / area;
@@ -84,8 +87,12 @@ static void fill_triangle(target *t, vec3 a, vec3 b, vec3 c, vec3 colour, paint_
         for (int x = x0; x <= x1; x++) {
             float sx = (float)x + 0.5f;
             /* barycentric weights from the edge functions */
-            float w0 = ((p[2][0] - p[1][0]) * (sy - p[1][1]) - (p[2][1] - p[1][1]) * (sx - p[1][0])) * inv_area;
-            float w1 = ((p[0][0] - p[2][0]) * (sy - p[2][1]) - (p[0][1] - p[2][1]) * (sx - p[2][0])) * inv_area;
+            float w0 =
+                ((p[2][0] - p[1][0]) * (sy - p[1][1]) - (p[2][1] - p[1][1]) * (sx - p[1][0])) *
+                inv_area;
+            float w1 =
+                ((p[0][0] - p[2][0]) * (sy - p[2][1]) - (p[0][1] - p[2][1]) * (sx - p[2][0])) *
+                inv_area;
             float w2 = 1.0f - w0 - w1;
             if (w0 < 0.0f || w1 < 0.0f || w2 < 0.0f)
                 continue;
@@ -134,7 +141,8 @@ static void draw_ground(target *t)
     vec3 up = v3(0.0f, 1.0f, 0.0f);
     for (int j = 0; j < tiles; j++)
         for (int i = 0; i < tiles; i++) {
-            float x0 = ((float)i - 0.5f * (float)tiles) * tile, z0 = ((float)j - 0.5f * (float)tiles) * tile;
+            float x0 = ((float)i - 0.5f * (float)tiles) * tile,
+                  z0 = ((float)j - 0.5f * (float)tiles) * tile;
             vec3 a = v3(x0, 0.0f, z0), b = v3(x0 + tile, 0.0f, z0);
             vec3 c = v3(x0, 0.0f, z0 + tile), d = v3(x0 + tile, 0.0f, z0 + tile);
             vec3 base = (i + j) % 2 ? ground_light : ground_dark;
@@ -148,9 +156,11 @@ static void draw_ground(target *t)
  * collider so that the cloth resting on it stays visible. */
 static void sphere_point(const render_scene *s, int lat, int lon, int nlat, int nlon, vec3 *out)
 {
-    float theta = 3.14159265f * (float)lat / (float)nlat, phi = 6.2831853f * (float)lon / (float)nlon;
+    float theta = 3.14159265f * (float)lat / (float)nlat,
+          phi = 6.2831853f * (float)lon / (float)nlon;
     float r = 0.99f * s->sphere_radius;
-    *out = v3(s->sphere_center[0] + r * sinf(theta) * cosf(phi), s->sphere_center[1] + r * cosf(theta),
+    *out = v3(s->sphere_center[0] + r * sinf(theta) * cosf(phi),
+              s->sphere_center[1] + r * cosf(theta),
               s->sphere_center[2] + r * sinf(theta) * sinf(phi));
 }
 
@@ -236,7 +246,8 @@ int render_panel(canvas *cv, int x0, int y0, int width, int height, const render
     t.light = normalize(v3(-0.45f, 1.0f, 0.35f));
     for (int y = 0; y < t.h; y++) {
         float f = (float)y / (float)(t.h - 1);
-        vec3 sky = v3(sky_top.x + f * (sky_bottom.x - sky_top.x), sky_top.y + f * (sky_bottom.y - sky_top.y),
+        vec3 sky = v3(sky_top.x + f * (sky_bottom.x - sky_top.x),
+                      sky_top.y + f * (sky_bottom.y - sky_top.y),
                       sky_top.z + f * (sky_bottom.z - sky_top.z));
         for (int x = 0; x < t.w; x++) {
             size_t s = (size_t)y * (size_t)t.w + (size_t)x;
@@ -374,7 +385,8 @@ int render_text(canvas *cv, int x, int y, int scale, const char *text, const uin
                     for (int dx = 0; dx < scale; dx++) {
                         int px = x + col * scale + dx, py = y + r * scale + dy;
                         if (px >= 0 && py >= 0 && px < cv->width && py < cv->height)
-                            memcpy(cv->rgb + 3 * ((size_t)py * (size_t)cv->width + (size_t)px), colour, 3);
+                            memcpy(cv->rgb + 3 * ((size_t)py * (size_t)cv->width + (size_t)px),
+                                   colour, 3);
                     }
             }
     }
