@@ -4,11 +4,12 @@
 # corpus replays, the thread and pool stress tests (Win32's locks and
 # condition variables, cpu/thread.c), the drape sample's smoke test, a
 # short pleat-bench run and the installed DLL from a C and a C++ project
-# (CMake and pkg-config, tests/consumer); then checks that pleat-check's
+# (CMake and pkg-config, tests/consumer) and through pleat.lib from MSVC-mode
+# C and C++ programs (tests/consumer/msvc_abi.c); then checks that pleat-check's
 # result hash equals this machine's: the same bits on Linux and Windows. The Criterion suites
 # do not run there (no Criterion for Windows here).
 # Inputs: SOURCE_DIR, WORK_DIR, GENERATOR, NATIVE_CHECK, NATIVE_ISAS, PLEAT_MINGW_GCC,
-# PLEAT_MINGW_GXX, PLEAT_WINE.
+# PLEAT_MINGW_GXX, PLEAT_WINE, PLEAT_CLANG, PLEAT_LLD_LINK, PLEAT_DLLTOOL.
 include(${CMAKE_CURRENT_LIST_DIR}/cross.cmake)
 
 # A Wine prefix of the test's own (made on first use, about 10 s), quiet.
@@ -47,7 +48,8 @@ run("${wineserver}" -w)
 
 # a shared build puts the DLL and every program in bin/ (CMakeLists.txt)
 cross_build_and_test(x86_64-w64-mingw32.cmake "Windows tests under Wine" junit
-                     -DBUILD_SHARED_LIBS=ON -DPLEAT_CRITERION=OFF -DPLEAT_BUILD_FUZZ=ON)
+                     -DBUILD_SHARED_LIBS=ON -DPLEAT_CRITERION=OFF -DPLEAT_BUILD_FUZZ=ON
+                     -DPLEAT_DLLTOOL=${PLEAT_DLLTOOL})
 set(bin ${WORK_DIR}/bin)
 
 # Every variant this machine runs must have run under Wine too (one the CPU
@@ -77,5 +79,40 @@ run(${CMAKE_COMMAND} -DBUILD_DIR=${WORK_DIR} -DSOURCE_DIR=${SOURCE_DIR}/tests/co
     -DPKG_CONFIG=${pkg_config} -DEMULATOR=${PLEAT_WINE} -DWINDOWS=ON -DEXE_SUFFIX=.exe
     -P ${SOURCE_DIR}/tests/consumer/run.cmake)
 message(STATUS "the installed DLL from CMake and pkg-config projects under Wine:\n${out}")
+
+# An MSVC program: tests/consumer/msvc_abi.c built as C and as C++ in MSVC
+# mode with no C run-time (there is no Windows SDK here) and linked by
+# lld-link through the installed pleat.lib, and as C by MinGW GCC; the three
+# must print the same layouts, defaults and results. kernel32.lib, for its
+# three functions, is made as pleat.lib is.
+set(prefix ${WORK_DIR}/consumer/prefix)
+set(abi ${WORK_DIR}/msvc_abi)
+file(REMOVE_RECURSE ${abi})
+file(WRITE ${abi}/kernel32.def "LIBRARY kernel32.dll\nEXPORTS\nExitProcess\nGetStdHandle\nWriteFile\n")
+run(${PLEAT_DLLTOOL} -m i386:x86-64 -d ${abi}/kernel32.def -l ${abi}/kernel32.lib)
+if(NOT EXISTS ${prefix}/lib/pleat.lib)
+  message(FATAL_ERROR "the Windows build installed no lib/pleat.lib")
+endif()
+file(COPY ${prefix}/bin/libpleat.dll DESTINATION ${abi})
+set(source ${SOURCE_DIR}/tests/consumer/msvc_abi.c)
+set(flags -O2 -Wall -Wextra -Werror -I${prefix}/include)
+run(${PLEAT_MINGW_GCC} -std=c99 ${flags} ${source} -o ${abi}/mingw.exe -L${prefix}/lib -lpleat)
+run(${PLEAT_WINE} ${abi}/mingw.exe)
+set(expected "${out}")
+foreach(lang c c++)
+  set(std -std=c99)
+  if(lang STREQUAL "c++")
+    set(std -std=c++17)
+  endif()
+  run(${PLEAT_CLANG} --target=x86_64-pc-windows-msvc -x ${lang} ${std} ${flags} -ffreestanding
+      -DPLEAT_NO_CRT -c ${source} -o ${abi}/${lang}.obj)
+  run(${PLEAT_LLD_LINK} /nologo /entry:start /subsystem:console /nodefaultlib
+      /out:${abi}/msvc-${lang}.exe ${abi}/${lang}.obj ${prefix}/lib/pleat.lib ${abi}/kernel32.lib)
+  run(${PLEAT_WINE} ${abi}/msvc-${lang}.exe)
+  if(NOT out STREQUAL expected)
+    message(FATAL_ERROR "MSVC-mode ${lang} printed\n${out}\nMinGW C printed\n${expected}")
+  endif()
+endforeach()
+message(STATUS "MSVC-mode C and C++ programs through pleat.lib print what MinGW's does:\n${out}")
 
 same_bits_as_here("${junit}" check.scalar "Windows (MinGW-w64, Wine)")
