@@ -4,12 +4,12 @@
 # corpus replays, the thread and pool stress tests (Win32's locks and
 # condition variables, cpu/thread.c), the drape sample's smoke test, a
 # short pleat-bench run and the installed DLL from a C and a C++ project
-# (CMake and pkg-config, tests/consumer) and through pleat.lib from MSVC-mode
-# C and C++ programs (tests/consumer/msvc_abi.c); then checks that pleat-check's
+# (CMake and pkg-config, tests/consumer) and from an MSVC-mode C and C++
+# project through pleat.lib (tests/consumer/msvc); then checks that pleat-check's
 # result hash equals this machine's: the same bits on Linux and Windows. The Criterion suites
 # do not run there (no Criterion for Windows here).
 # Inputs: SOURCE_DIR, WORK_DIR, GENERATOR, NATIVE_CHECK, NATIVE_ISAS, PLEAT_MINGW_GCC,
-# PLEAT_MINGW_GXX, PLEAT_WINE, PLEAT_CLANG, PLEAT_LLD_LINK, PLEAT_DLLTOOL.
+# PLEAT_MINGW_GXX, PLEAT_WINE, PLEAT_CLANG_CL, PLEAT_LLD_LINK, PLEAT_DLLTOOL.
 include(${CMAKE_CURRENT_LIST_DIR}/cross.cmake)
 
 # A Wine prefix of the test's own (made on first use, about 10 s), quiet.
@@ -80,39 +80,44 @@ run(${CMAKE_COMMAND} -DBUILD_DIR=${WORK_DIR} -DSOURCE_DIR=${SOURCE_DIR}/tests/co
     -P ${SOURCE_DIR}/tests/consumer/run.cmake)
 message(STATUS "the installed DLL from CMake and pkg-config projects under Wine:\n${out}")
 
-# An MSVC program: tests/consumer/msvc_abi.c built as C and as C++ in MSVC
-# mode with no C run-time (there is no Windows SDK here) and linked by
-# lld-link through the installed pleat.lib, and as C by MinGW GCC; the three
-# must print the same layouts, defaults and results. kernel32.lib, for its
-# three functions, is made as pleat.lib is.
+# MSVC programs: tests/consumer/msvc, an MSVC-mode project (clang-cl and
+# lld-link; no Windows SDK or C run-time here) that finds the installed
+# pleat with find_package and builds msvc_abi.c as C and as C++, linked
+# through pleat.lib; both must print what the same source built by MinGW
+# GCC prints: the struct layouts, the defaults returned by value and the
+# results. kernel32.lib, for the three functions they call, is made as
+# pleat.lib is; CMake's other MSVC tools lie beside llvm-dlltool.
 set(prefix ${WORK_DIR}/consumer/prefix)
-set(abi ${WORK_DIR}/msvc_abi)
+set(abi ${WORK_DIR}/msvc_consumer)
 file(REMOVE_RECURSE ${abi})
-file(WRITE ${abi}/kernel32.def "LIBRARY kernel32.dll\nEXPORTS\nExitProcess\nGetStdHandle\nWriteFile\n")
-run(${PLEAT_DLLTOOL} -m i386:x86-64 -d ${abi}/kernel32.def -l ${abi}/kernel32.lib)
 if(NOT EXISTS ${prefix}/lib/pleat.lib)
   message(FATAL_ERROR "the Windows build installed no lib/pleat.lib")
 endif()
-file(COPY ${prefix}/bin/libpleat.dll DESTINATION ${abi})
-set(source ${SOURCE_DIR}/tests/consumer/msvc_abi.c)
-set(flags -O2 -Wall -Wextra -Werror -I${prefix}/include)
-run(${PLEAT_MINGW_GCC} -std=c99 ${flags} ${source} -o ${abi}/mingw.exe -L${prefix}/lib -lpleat)
-run(${PLEAT_WINE} ${abi}/mingw.exe)
+file(WRITE ${abi}/kernel32.def "LIBRARY kernel32.dll\nEXPORTS\nExitProcess\nGetStdHandle\nWriteFile\n")
+run(${PLEAT_DLLTOOL} -m i386:x86-64 -d ${abi}/kernel32.def -l ${abi}/kernel32.lib)
+get_filename_component(llvm_dir "${PLEAT_DLLTOOL}" REALPATH)
+get_filename_component(llvm_dir "${llvm_dir}" DIRECTORY)
+foreach(tool lib mt rc)
+  find_program(llvm_${tool} llvm-${tool} HINTS ${llvm_dir} NO_CACHE REQUIRED)
+endforeach()
+run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer/msvc -B ${abi}/build -G ${GENERATOR}
+    -DCMAKE_TOOLCHAIN_FILE=${SOURCE_DIR}/tests/consumer/msvc/toolchain.cmake
+    -DCMAKE_C_COMPILER=${PLEAT_CLANG_CL} -DCMAKE_CXX_COMPILER=${PLEAT_CLANG_CL}
+    -DCMAKE_LINKER=${PLEAT_LLD_LINK} -DCMAKE_AR=${llvm_lib} -DCMAKE_MT=${llvm_mt}
+    -DCMAKE_RC_COMPILER=${llvm_rc} -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix}
+    -DKERNEL32_LIB=${abi}/kernel32.lib)
+run(${CMAKE_COMMAND} --build ${abi}/build)
+run(${PLEAT_MINGW_GCC} -std=c99 -O2 -Wall -Wextra -Werror -I${prefix}/include
+    ${SOURCE_DIR}/tests/consumer/msvc/msvc_abi.c -o ${abi}/build/mingw.exe -L${prefix}/lib -lpleat)
+run(${PLEAT_WINE} ${abi}/build/mingw.exe)
 set(expected "${out}")
-foreach(lang c c++)
-  set(std -std=c99)
-  if(lang STREQUAL "c++")
-    set(std -std=c++17)
-  endif()
-  run(${PLEAT_CLANG} --target=x86_64-pc-windows-msvc -x ${lang} ${std} ${flags} -ffreestanding
-      -DPLEAT_NO_CRT -c ${source} -o ${abi}/${lang}.obj)
-  run(${PLEAT_LLD_LINK} /nologo /entry:start /subsystem:console /nodefaultlib
-      /out:${abi}/msvc-${lang}.exe ${abi}/${lang}.obj ${prefix}/lib/pleat.lib ${abi}/kernel32.lib)
-  run(${PLEAT_WINE} ${abi}/msvc-${lang}.exe)
+foreach(lang c cpp)
+  run(${PLEAT_WINE} ${abi}/build/msvc_abi_${lang}.exe)
   if(NOT out STREQUAL expected)
     message(FATAL_ERROR "MSVC-mode ${lang} printed\n${out}\nMinGW C printed\n${expected}")
   endif()
 endforeach()
-message(STATUS "MSVC-mode C and C++ programs through pleat.lib print what MinGW's does:\n${out}")
+message(STATUS "MSVC-mode C and C++ programs, linked through find_package and pleat.lib, "
+               "print what MinGW's does:\n${out}")
 
 same_bits_as_here("${junit}" check.scalar "Windows (MinGW-w64, Wine)")
