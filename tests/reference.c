@@ -323,6 +323,21 @@ double reference_tolerance(double ref, uint32_t pairs_of_particle, float distanc
     return ulp + pairs_of_particle * (double)distance * 0x1p-19;
 }
 
+/* A CPU context made with a variant forced (`isa`, the name PLEAT_CPU_ISA
+ * takes) must run that one: one that ran another variant would make each
+ * per-variant test compare that other variant with itself. */
+static void check_forced_isa(pleat_context *ctx, const char *isa)
+{
+    if (!isa || !*isa || pleat_context_backend(ctx) != PLEAT_BACKEND_CPU)
+        return;
+    const char *runs = pleat_context_describe(ctx); /* "cpu <variant>, ..." */
+    const size_t n = strlen(isa);
+    if (strncmp(runs, "cpu ", 4) != 0 || strncmp(runs + 4, isa, n) != 0 || runs[4 + n] != ',') {
+        fprintf(stderr, "PLEAT_CPU_ISA=%s, yet the context is \"%s\"\n", isa, runs);
+        die("the context does not run the variant asked for");
+    }
+}
+
 pleat_context *reference_context(pleat_backend backend, const char *isa, int threads,
                                  pleat_status *status)
 {
@@ -337,6 +352,8 @@ pleat_context *reference_context(pleat_backend backend, const char *isa, int thr
     *status = pleat_context_create(&d, &ctx);
     if (isa)
         portable_setenv("PLEAT_CPU_ISA", saved);
+    if (*status == PLEAT_OK)
+        check_forced_isa(ctx, isa ? isa : saved);
     free(saved);
     return *status == PLEAT_OK ? ctx : NULL;
 }
