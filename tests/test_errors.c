@@ -159,9 +159,25 @@ Test(errors, nonfinite_particle_any_component)
         }
 }
 
+/* A line of n particles 0.5 apart, 1 apart at rest: with a distance of
+ * 0.6 every neighbour pair collides (n - 1 pairs), so a call that wrote
+ * despite an error would show. */
+static void fill_line(float *particles, float *rest, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; ++i) {
+        float *q = particles + 4 * (size_t)i, *r = rest + 4 * (size_t)i;
+        q[0] = 0.5f * (float)i;
+        q[1] = q[2] = 0.0f;
+        q[3] = 1.0f;
+        r[0] = (float)i;
+        r[1] = r[2] = r[3] = 0.0f;
+    }
+}
+
 /* The checks see every lane: a bad value in a full vector, in the partial
  * last one of a chunk or of the call, at a chunk's edge, read in order or
- * through an index list (a reversed one), is found. 4113 particles: one full
+ * through an index list (a reversed one), is found, and nothing is
+ * written, on a line whose valid twin moves. 4113 particles: one full
  * chunk of 4096, then one full AVX-512 vector (two AVX2 ones) and one lane;
  * the positions take each variant's first and last lanes. */
 Test(errors, bad_values_in_every_lane_position)
@@ -172,19 +188,25 @@ Test(errors, bad_values_in_every_lane_position)
     float *before = malloc(16 * (size_t)BIG);
     uint32_t *reversed = malloc(sizeof *reversed * BIG);
     cr_assert(particles && rest && before && reversed);
+    for (uint32_t i = 0; i < BIG; ++i)
+        reversed[i] = BIG - 1 - i;
     pleat_context *ctx = cpu_context(2);
-    for (int use_indices = 0; use_indices < 2; ++use_indices)
+    for (int use_indices = 0; use_indices < 2; ++use_indices) {
+        pleat_params p = pleat_default_params();
+        p.distance = 0.6f;
+        p.rest_positions = rest;
+        p.indices = use_indices ? reversed : NULL;
+        p.num_indices = use_indices ? BIG : 0;
+        fill_line(particles, rest, BIG);
+        memcpy(before, particles, 16 * (size_t)BIG);
+        pleat_stats st;
+        cr_assert_eq(pleat_self_collide(ctx, particles, BIG, &p, &st), PLEAT_OK);
+        cr_assert(st.pairs == BIG - 1 && memcmp(before, particles, 16 * (size_t)BIG) != 0,
+                  "the valid line (indices %d): %llu pairs", use_indices,
+                  (unsigned long long)st.pairs);
         for (size_t k = 0; k < sizeof at / sizeof at[0]; ++k)
             for (int kind = 0; kind < 4; ++kind) {
-                for (uint32_t i = 0; i < BIG; ++i) {
-                    float *q = particles + 4 * (size_t)i, *r = rest + 4 * (size_t)i;
-                    q[0] = 0.5f * (float)i;
-                    q[1] = q[2] = 0.0f;
-                    q[3] = 1.0f;
-                    r[0] = q[0];
-                    r[1] = r[2] = r[3] = 0.0f;
-                    reversed[i] = BIG - 1 - i;
-                }
+                fill_line(particles, rest, BIG);
                 uint32_t i = at[k];
                 pleat_status want = PLEAT_ERROR_NONFINITE_INPUT;
                 if (kind == 0)
@@ -197,11 +219,6 @@ Test(errors, bad_values_in_every_lane_position)
                     particles[4 * (size_t)i + 3] = -1.0f;
                     want = PLEAT_ERROR_INVALID_ARGUMENT;
                 }
-                pleat_params p = pleat_default_params();
-                p.distance = 0.6f;
-                p.rest_positions = rest;
-                p.indices = use_indices ? reversed : NULL;
-                p.num_indices = use_indices ? BIG : 0;
                 memcpy(before, particles, 16 * (size_t)BIG);
                 pleat_status s = pleat_self_collide(ctx, particles, BIG, &p, NULL);
                 cr_assert_eq(s, want, "kind %d at %u (indices %d): '%s'", kind, i, use_indices,
@@ -213,6 +230,7 @@ Test(errors, bad_values_in_every_lane_position)
                 cr_assert_eq(s, want, "find_pairs, kind %d at %u: '%s'", kind, i,
                              pleat_status_string(s));
             }
+    }
     pleat_context_destroy(ctx);
     free(reversed);
     free(before);
@@ -310,23 +328,29 @@ Test(errors, checked_when_nothing_can_collide)
 
 /* The priority holds across the checks' chunks (4096 particles) and
  * threads: an earlier chunk's lesser problem does not win over a later
- * chunk's greater one, in particle order and in subset order. */
+ * chunk's greater one, in particle order and in subset order, and nothing
+ * is written, on a line whose valid twin moves. */
 Test(errors, priority_across_chunks)
 {
     enum { COUNT = 3 * 4096 + 5 };
-    float *particles = malloc(4 * sizeof(float) * COUNT);
+    float *particles = malloc(4 * sizeof(float) * COUNT), *rest = malloc(4 * sizeof(float) * COUNT);
     uint32_t *indices = malloc(sizeof(uint32_t) * COUNT);
-    cr_assert(particles && indices);
-    for (uint32_t i = 0; i < COUNT; ++i) {
-        float *q = particles + 4 * (size_t)i;
-        q[0] = 10.0f * (float)i;
-        q[1] = q[2] = 0.0f;
-        q[3] = 1.0f;
+    cr_assert(particles && rest && indices);
+    fill_line(particles, rest, COUNT);
+    for (uint32_t i = 0; i < COUNT; ++i)
         indices[i] = COUNT - 1 - i;
-    }
     size_t bytes = 4 * sizeof(float) * COUNT;
     pleat_params p = pleat_default_params();
-    p.distance = 1.0f;
+    p.distance = 0.6f;
+    p.rest_positions = rest;
+    float *twin = malloc(bytes);
+    cr_assert(twin);
+    memcpy(twin, particles, bytes);
+    pleat_context *ctx = cpu_context(2);
+    cr_assert_eq(pleat_self_collide(ctx, twin, COUNT, &p, NULL), PLEAT_OK);
+    cr_assert(memcmp(twin, particles, bytes) != 0, "the valid line does not move");
+    pleat_context_destroy(ctx);
+    free(twin);
     particles[4 * 3 + 3] = -1.0f;                /* negative mass, first chunk */
     particles[4 * (COUNT - 2) + 1] = INFINITY;   /* Inf, last chunk */
     expect_status(PLEAT_ERROR_NONFINITE_INPUT, particles, COUNT, &p, NULL, 0, particles, bytes,
@@ -345,6 +369,7 @@ Test(errors, priority_across_chunks)
     expect_status(PLEAT_ERROR_BAD_INDEX, particles, COUNT, &p, NULL, 0, particles, bytes,
                   "a repeated index after Inf and negative mass");
     free(indices);
+    free(rest);
     free(particles);
 }
 
