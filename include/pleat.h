@@ -265,7 +265,9 @@ typedef struct pleat_params {
      *  whose square is a normal float: about 1.1e-19 to 1.8e19. */
     float distance;
     /** Fraction of each pair's overlap removed per call, in [0, 1]; 1 puts a
-     *  colliding pair exactly distance apart. Default 1. */
+     *  lone colliding pair distance apart, short by FLT_EPSILON / (w_i + w_j)
+     *  of its overlap (the response's denominator, which keeps two pinned
+     *  particles from dividing by zero) and by rounding. Default 1. */
     float stiffness;
     /** Optional: only these particles take part (default NULL = all of them).
      *  Each index < count and given once. A non-NULL array with

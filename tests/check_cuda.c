@@ -330,13 +330,20 @@ static void async_and_graph(pleat_context *cpu, pleat_context *gpu)
         cudaGraphExecDestroy(exec);
     }
 
-    /* a duplicated index, no stats: reported later, buffer unchanged */
-    uint32_t idx[4] = {0, 1, 2, 1};
-    uint32_t *d_idx = to_device(idx, sizeof idx);
+    /* a duplicated index, no stats: reported later, buffer unchanged. Every
+     * particle but the last takes part, and the last index repeats the
+     * first, so the call's other pairs would move particles. */
+    uint32_t *idx = malloc(sizeof *idx * sc.count);
+    if (!idx)
+        die("out of memory");
+    for (uint32_t i = 0; i < sc.count; ++i)
+        idx[i] = i + 1 < sc.count ? i : 0;
+    uint32_t *d_idx = to_device(idx, sizeof *idx * sc.count);
+    free(idx);
     upload(d, sc.particles, bytes);
     pleat_params bad = dp;
     bad.indices = d_idx;
-    bad.num_indices = 4;
+    bad.num_indices = sc.count;
     expect(pleat_self_collide_device(gpu, d, sc.count, &bad, st, NULL) == PLEAT_OK, "queued dup",
            name);
     expect(pleat_context_device_status(gpu) == PLEAT_ERROR_BAD_INDEX, "duplicate index status",
