@@ -260,9 +260,9 @@ static const scenario scenarios[] = {
     {"collide, 3 threads", CALL_COLLIDE, 20000, 0, 1, 3, 1.0f},
     /* a clump in 3 chunks (2 parts): enough crossing pairs to fold what is owed */
     {"dense collide, 2 threads", CALL_COLLIDE, 9000, 0, 0, 2, 4.0f},
-    /* the first part owes more than 6144 particles: its table holds the
-     * first fold's sums when the second fold's growth fails, and the next
-     * call must start from an empty table (cpu/settle.c) */
+    /* 3 parts, each folding what it owes into a table once; a table's
+     * second growth, and the reset after a failed one, are tested on their
+     * own (owed_table_grows_twice_and_a_failed_growth_is_reset) */
     {"dense collide, 3 threads", CALL_COLLIDE, 10000, 0, 0, 3, 4.0f},
     {"count", CALL_COUNT, 3000, 0, 0, 1, 1.0f},
     {"count+indices+rest", CALL_COUNT, 9000, 1, 1, 2, 1.0f},
@@ -429,6 +429,83 @@ Test(alloc, owed_corrections_grow_with_particles_not_pairs)
     free_result(&r[0]);
     free_result(&r[1]);
     free_inputs(&in);
+}
+
+/* Owes corrections to `owed` positions of a part of 4096 particles, with
+ * `later` positions after it, one correction per entry, as the sweep would,
+ * summing them into want (3 per position) too. */
+static void owe_corrections(pleat_part *part, uint32_t later, uint32_t entries, int64_t *want)
+{
+    for (uint32_t k = 0; k < entries; ++k) {
+        const uint32_t b = (uint32_t)(((uint64_t)k * 7919u) % later);
+        const int64_t c[3] = {(int64_t)(k % 5) - 2, (int64_t)(k % 7) - 3, (int64_t)k};
+        pleat_cpu_owe(part, b, c);
+        for (int a = 0; a < 3; ++a)
+            want[3 * (size_t)b + a] += c[a];
+    }
+}
+
+/* Adds what `part` owes into zeroed sums (part 0 of two) and checks them
+ * against want. */
+static void expect_settled(pleat_part *part, uint32_t later, const int64_t *want)
+{
+    pleat_pool *pool = pleat_pool_create(2);
+    pleat_part parts[2] = {*part, {0}};
+    pleat_frame f = {0};
+    f.parts = 2;
+    f.part = parts;
+    f.acc_xy = calloc(2 * (size_t)later, sizeof(int64_t));
+    f.acc_z = calloc(later, sizeof(int64_t));
+    cr_assert(pool && f.acc_xy && f.acc_z);
+    pleat_cpu_settle(&f, pool);
+    for (uint32_t b = 0; b < later; ++b)
+        cr_assert(f.acc_xy[2 * (size_t)b] == want[3 * (size_t)b] &&
+                      f.acc_xy[2 * (size_t)b + 1] == want[3 * (size_t)b + 1] &&
+                      f.acc_z[b] == want[3 * (size_t)b + 2],
+                  "position %u: the sums owed to it are not what was owed", b);
+    *part = parts[0];
+    free(f.acc_z);
+    free(f.acc_xy);
+    pleat_pool_destroy(pool);
+}
+
+/* A part's table of owed sums grows more than once and keeps every sum
+ * folded before (three folds of a 4096-entry queue over 12000 later
+ * positions: 8192 slots, then 16384); when a growth fails the part says so
+ * and keeps what it had, and the next call's reset starts it empty (a
+ * left-over sum would be added to that call's particles). */
+Test(alloc, owed_table_grows_twice_and_a_failed_growth_is_reset)
+{
+    enum { LATER = 12000, ENTRIES = 3 * 4096 + 100 };
+    int64_t *want = calloc(3 * (size_t)LATER, sizeof *want);
+    cr_assert(want);
+    pleat_part part = {0};
+    pleat_cpu_part_reset(&part, 4096, LATER);
+    owe_corrections(&part, LATER, ENTRIES, want);
+    cr_assert(!part.out_of_memory);
+    cr_assert_eq(part.slots, 16384, "the table has %zu slots", part.slots);
+    expect_settled(&part, LATER, want);
+
+    /* a second table of 8192 slots (256 KiB) is the most the heap gives */
+    pleat_cpu_part_free(&part);
+    pleat_cpu_part_reset(&part, 4096, LATER);
+    memset(want, 0, 3 * (size_t)LATER * sizeof *want);
+    pleat_alloc_limit(8192 * sizeof(pleat_owed));
+    owe_corrections(&part, LATER, ENTRIES, want);
+    pleat_alloc_limit(0);
+    cr_assert(part.out_of_memory && part.used > 0 && part.slots == 8192,
+              "the failed growth: out of memory %d, %zu of %zu slots used", part.out_of_memory,
+              part.used, part.slots);
+    part.out_of_memory = 0; /* read and cleared by the sweep's caller (cpu/backend.c) */
+    pleat_cpu_part_reset(&part, 4096, LATER);
+    for (size_t k = 0; k < part.slots; ++k)
+        cr_assert_eq(part.table[k].b, PLEAT_OWED_EMPTY, "slot %zu kept a sum", k);
+    memset(want, 0, 3 * (size_t)LATER * sizeof *want);
+    owe_corrections(&part, LATER, ENTRIES, want);
+    cr_assert(!part.out_of_memory);
+    expect_settled(&part, LATER, want);
+    pleat_cpu_part_free(&part);
+    free(want);
 }
 
 /* Scratch a fresh 1-thread context takes for one correcting call on a folded
