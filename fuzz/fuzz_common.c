@@ -764,6 +764,30 @@ static void check_status(pleat_status s, pleat_status want, const char *what)
 
 /* ---- pleat_self_collide ------------------------------------------------ */
 
+/* A call that failed on the first context fails alike on every other one
+ * (other ISAs and thread counts, the job system, CUDA), on a fresh copy of
+ * the start, and writes nothing there either. */
+static void same_error_elsewhere(const fz_case *c, const float *before, pleat_status want,
+                                 int params_null, int particles_null)
+{
+    const size_t fbytes = 4 * (size_t)c->count * sizeof(float);
+    int other[NUM_ISAS + 3];
+    int n_other = others(c->first, other);
+    float *again = xcalloc(4 * (size_t)c->count, sizeof(float));
+    for (int k = 0; k < n_other; ++k) {
+        memcpy(again, before, fbytes);
+        pleat_stats st;
+        memset(&st, 0xa5, sizeof st);
+        const pleat_stats st_before = st;
+        pleat_status s = pleat_self_collide(contexts[other[k]].ctx, particles_null ? NULL : again,
+                                            c->count, params_null ? NULL : &c->params, &st);
+        CHECK(s == want, "other context: the same error");
+        CHECK(same_bits(again, before, fbytes), "other context: particles untouched on error");
+        CHECK(same_bits(&st, &st_before, sizeof st), "other context: stats untouched on error");
+    }
+    free(again);
+}
+
 void fz_collide(const uint8_t *data, size_t size)
 {
     fz_init();
@@ -797,6 +821,8 @@ void fz_collide(const uint8_t *data, size_t size)
     if (s != PLEAT_OK) {
         CHECK(same_bits(c.particles, before, fbytes), "particles untouched on error");
         CHECK(same_bits(&stats, &stats_before, sizeof stats), "stats untouched on error");
+        if (!ctx_null)
+            same_error_elsewhere(&c, before, s, params_null, particles_null);
         goto done;
     }
 
@@ -900,6 +926,26 @@ static int all_sentinel(const uint32_t *v, size_t n)
     return 1;
 }
 
+/* find_pairs' error on the first context, on every other one: the same
+ * status, and neither num_pairs nor the array written. */
+static void same_pairs_error_elsewhere(const fz_case *c, pleat_status want, int params_null,
+                                       int particles_null, int num_null)
+{
+    int other[NUM_ISAS + 3];
+    int n_other = others(c->first, other);
+    for (int k = 0; k < n_other; ++k) {
+        uint32_t buf[8];
+        for (int i = 0; i < 8; ++i)
+            buf[i] = SENTINEL;
+        size_t n2 = SIZE_MAX - 1;
+        pleat_status s =
+            pleat_find_pairs(contexts[other[k]].ctx, particles_null ? NULL : c->particles, c->count,
+                             params_null ? NULL : &c->params, buf, 4, num_null ? NULL : &n2);
+        CHECK(s == want, "other context: the same find_pairs error");
+        CHECK(n2 == SIZE_MAX - 1 && all_sentinel(buf, 8), "other context: outputs untouched");
+    }
+}
+
 void fz_pairs(const uint8_t *data, size_t size)
 {
     fz_init();
@@ -933,6 +979,8 @@ void fz_pairs(const uint8_t *data, size_t size)
         s = pleat_find_pairs(ctx, parts, c.count, params, buf, 4, num_null ? NULL : &n2);
         CHECK(s == want, "find_pairs status (with an array)");
         CHECK(n2 == SIZE_MAX - 1 && all_sentinel(buf, 8), "outputs untouched on error");
+        if (!ctx_null)
+            same_pairs_error_elsewhere(&c, s, params_null, particles_null, num_null);
         goto done;
     }
 
