@@ -272,6 +272,8 @@ static void *run_racer(void *arg)
             }
         } else {
             size_t num = 999;
+            const size_t pair_bytes = (2 * e->num_pairs + 1) * sizeof *pairs;
+            memset(pairs, 0xa5, pair_bytes);
             s = pleat_find_pairs(r->ctx, e->sc.particles, e->sc.count, &e->params, pairs,
                                  e->num_pairs, &num);
             if (s == PLEAT_OK && (num != e->num_pairs ||
@@ -283,6 +285,12 @@ static void *run_racer(void *arg)
                 r->failures++;
                 snprintf(r->what, sizeof r->what, "a refused call wrote num_pairs");
             }
+            for (size_t i = 0; s != PLEAT_OK && i < pair_bytes; ++i)
+                if (((const unsigned char *)pairs)[i] != 0xa5) {
+                    r->failures++;
+                    snprintf(r->what, sizeof r->what, "a refused call wrote the pairs");
+                    break;
+                }
         }
         if (s == PLEAT_OK) {
             atomic_fetch_add(&r->ok, 1);
