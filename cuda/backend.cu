@@ -35,6 +35,10 @@ typedef struct pleat_cuda {
      * on another stream waits for it (see order_after_last) */
     cudaEvent_t done;
     int queued;                   /* done has been recorded */
+    /* the device-pointer call reserving its scratch is being captured:
+     * growing a buffer would wait and allocate, which ends the caller's
+     * capture, so reserve() refuses instead */
+    int capturing;
     pleat_cuda_counters *host;    /* pinned */
     /* counters: host-pointer calls; device_counters: device-pointer calls,
      * kept apart so pleat_context_device_status() reads the last device call */
@@ -122,8 +126,8 @@ static pleat_status settle(pleat_cuda *cu)
     return cu->queued ? status_of(cudaEventSynchronize(cu->done)) : PLEAT_OK;
 }
 
-/* Grow-only, like core/buffer.c; never grows while a graph is captured
- * once the sizes have been seen. */
+/* Grow-only, like core/buffer.c. While a call is captured it cannot grow
+ * (INVALID_ARGUMENT, nothing touched): a call that large must come first. */
 static pleat_status reserve(pleat_cuda *cu, device_buffer *b, size_t count, size_t size)
 {
     if (size != 0 && count > SIZE_MAX / size)
@@ -131,6 +135,8 @@ static pleat_status reserve(pleat_cuda *cu, device_buffer *b, size_t count, size
     size_t bytes = count * size;
     if (bytes <= b->bytes)
         return PLEAT_OK;
+    if (cu->capturing)
+        return PLEAT_ERROR_INVALID_ARGUMENT;
     pleat_status st = b->data ? settle(cu) : PLEAT_OK; /* the old block may be in use */
     if (st != PLEAT_OK)
         return st;
@@ -561,7 +567,9 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
     laps l = {profile, profile ? pleat_now_ms() : 0.0, timings ? timings : &unused, s};
     pleat_cuda_frame f = make_frame(d_particles, count, params);
     f.out = d_particles;
+    cu->capturing = captured;
     pleat_status st = reserve_frame(cu, &f, &cu->device_counters);
+    cu->capturing = 0;
     if (st == PLEAT_OK)
         st = order_after_last(cu, s, captured);
     if (st != PLEAT_OK)

@@ -27,7 +27,8 @@
  *   context that can take it: a device call on a CPU context is
  *   BACKEND_UNAVAILABLE), without waiting and without touching its arrays,
  *   and the running call is unaffected (a device call holds the context
- *   only while it queues its work). pleat_context_destroy(),
+ *   while it queues its work, and, when it reads stats or is profiled,
+ *   until it has waited for them). pleat_context_destroy(),
  *   pleat_context_timings() and pleat_context_device_status() must not
  *   overlap a call on the same context. The free functions (pleat_version, pleat_status_string,
  *   pleat_default_*) and pleat_context_backend() /
@@ -147,7 +148,9 @@ typedef struct pleat_context_desc {
     int cuda_device;       /**< CUDA device ordinal, >= 0; default 0 */
     int profile;           /**< nonzero: time each stage of every call, for
                                 pleat_context_timings(); costs a clock read per
-                                stage (on CUDA, a device sync). Default 0 */
+                                stage (on CUDA, a wait for the call's stream
+                                after each, so the first stage also times the
+                                work queued on it before the call). Default 0 */
     /** The application's job system, for the CPU backend (a game engine's
      *  workers, so that pleat's do not compete with them for the cores):
      *  both set, or both NULL (default: the context's own worker threads).
@@ -226,7 +229,8 @@ typedef struct pleat_timings {
 /**
  * Stage times of the context's last successful pleat_self_collide(),
  * pleat_find_pairs() or pleat_self_collide_device() call (a device call
- * being captured in a CUDA graph is not timed and leaves them). Needs a
+ * being captured in a CUDA graph is not timed and leaves them; one without
+ * stats succeeds once queued, its data checks come later). Needs a
  * context created with profile set; without it, or before any successful
  * call, every time is 0. ctx or out NULL -> INVALID_ARGUMENT.
  */
@@ -346,10 +350,12 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * device sync, and no allocation once the context has made a call (device or
  * host pointers) with at least as many taking-part particles and at least
  * this count (with indices or without), and with rest positions when they
- * are given, so the call can be captured in a CUDA graph. While stream is
- * being captured stats must be NULL: reading them needs a sync, which
- * would end the capture (stats set then -> INVALID_ARGUMENT, nothing
- * queued).
+ * are given, so the call can be captured in a CUDA graph. (A call refused
+ * by its argument checks, or with host pointers by its index checks, sizes
+ * nothing.) While stream is being captured a call that would need more
+ * scratch than that returns INVALID_ARGUMENT, and so does one with stats
+ * set: reading them needs a sync. Either queues nothing and leaves the
+ * capture intact.
  *
  * The pointer and params checks of pleat_self_collide() are made here and
  * returned at once, num_indices > count (BAD_INDEX) included. The data

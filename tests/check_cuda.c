@@ -286,6 +286,80 @@ static cudaGraphExec_t capture(pleat_context *gpu, float *d, uint32_t count,
     return exec;
 }
 
+/* A captured call that needs more scratch than its context has (no call
+ * that large before it, or none with rest positions) is refused with
+ * INVALID_ARGUMENT before it touches CUDA: the capture stays intact and
+ * empty, no error is left, the buffer and the device status stay as they
+ * were. After a call as large, the same capture works. */
+static void capture_needs_a_call_first(pleat_context *cpu)
+{
+    const char *name = "capture/new scratch";
+    pleat_context *gpu = make(PLEAT_BACKEND_CUDA);
+    scene sc = scene_make(SCENE_FOLDED, 5000, 1, 31);
+    pleat_params p = pleat_default_params();
+    p.distance = sc.distance;
+    size_t floats = (size_t)sc.count * 4, bytes = floats * sizeof(float);
+    float *d = to_device(sc.particles, bytes);
+    pleat_params dp = p;
+    dp.rest_positions = to_device(sc.rest, bytes);
+    cudaStream_t st;
+    if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess)
+        die("cudaStreamCreate");
+    /* a fresh context; after a smaller call; after calls without rest positions */
+    const uint32_t before[3] = {0, 1000, sc.count};
+    for (int k = 0; k < 3; ++k) {
+        if (before[k] > 0)
+            expect(pleat_self_collide_device(gpu, d, before[k], &p, st, NULL) == PLEAT_OK &&
+                       cudaStreamSynchronize(st) == cudaSuccess,
+                   "the call before the capture", name);
+        upload(d, sc.particles, bytes);
+        cudaGraph_t graph = NULL;
+        cudaGraphExec_t exec = NULL;
+        expect(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal) == cudaSuccess,
+               "begin capture", name);
+        pleat_status s = pleat_self_collide_device(gpu, d, sc.count, k == 2 ? &dp : &p, st, NULL);
+        expect(s == PLEAT_ERROR_INVALID_ARGUMENT, "a captured call that needs new scratch", name);
+        expect(cudaStreamEndCapture(st, &graph) == cudaSuccess, "the capture was ended", name);
+        expect(cudaPeekAtLastError() == cudaSuccess, "an error was left behind", name);
+        expect(graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess &&
+                   cudaGraphLaunch(exec, st) == cudaSuccess &&
+                   cudaStreamSynchronize(st) == cudaSuccess,
+               "the graph runs", name);
+        float *got = from_device(d, floats);
+        expect(memcmp(got, sc.particles, bytes) == 0, "the buffer changed", name);
+        free(got);
+        expect(pleat_context_device_status(gpu) == PLEAT_OK, "device status", name);
+        if (exec)
+            cudaGraphExecDestroy(exec);
+        if (graph)
+            cudaGraphDestroy(graph);
+    }
+    float *want = copy_floats(sc.particles, floats);
+    pleat_params hp = p;
+    hp.rest_positions = sc.rest;
+    expect(pleat_self_collide(cpu, want, sc.count, &hp, NULL) == PLEAT_OK, "cpu call", name);
+    expect(pleat_self_collide_device(gpu, d, sc.count, &dp, st, NULL) == PLEAT_OK &&
+               cudaStreamSynchronize(st) == cudaSuccess,
+           "the call as large, with rest positions", name);
+    upload(d, sc.particles, bytes);
+    cudaGraphExec_t exec = capture(gpu, d, sc.count, &dp, st, name);
+    if (exec) {
+        expect(cudaGraphLaunch(exec, st) == cudaSuccess && cudaStreamSynchronize(st) == cudaSuccess,
+               "graph launch", name);
+        float *got = from_device(d, floats);
+        expect(memcmp(got, want, bytes) == 0, "graph particles differ", name);
+        free(got);
+        cudaGraphExecDestroy(exec);
+    }
+    printf("%-24s %s\n", name, "done");
+    cudaStreamDestroy(st);
+    cudaFree((void *)dp.rest_positions);
+    cudaFree(d);
+    free(want);
+    scene_free(&sc);
+    pleat_context_destroy(gpu);
+}
+
 /* The documented asynchronous path: a stream of the caller's, no stats, then
  * the same call captured in a CUDA graph and replayed twice. Each result must
  * equal the CPU's bits; the capture must succeed (no sync, no allocation, no
@@ -982,6 +1056,7 @@ int main(void)
     bad_inputs(gpu);
     pending_error(gpu);
     async_and_graph(cpu, gpu);
+    capture_needs_a_call_first(cpu);
     status_rules(cpu);
     legacy_while_capturing(gpu);
     capture_and_timings(cpu);
