@@ -351,8 +351,8 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * host pointers) with at least as many taking-part particles and at least
  * this count (with indices or without), and with rest positions when they
  * are given, so the call can be captured in a CUDA graph. (A call refused
- * by its argument checks, or with host pointers by its index checks, sizes
- * nothing.) While stream is being captured a call that would need more
+ * by its argument checks, or with host pointers by an index >= count,
+ * sizes nothing.) While stream is being captured a call that would need more
  * scratch than that returns INVALID_ARGUMENT, and so does one with stats
  * set: reading them needs a sync. Either queues nothing and leaves the
  * capture intact.

@@ -414,9 +414,18 @@ static void async_and_graph(pleat_context *cpu, pleat_context *gpu)
         idx[i] = i + 1 < sc.count ? i : 0;
     uint32_t *d_idx = to_device(idx, sizeof *idx * sc.count);
     free(idx);
-    upload(d, sc.particles, bytes);
     pleat_params bad = dp;
     bad.indices = d_idx;
+    bad.num_indices = sc.count - 1; /* the valid twin: without the repeat */
+    upload(d, sc.particles, bytes);
+    expect(pleat_self_collide_device(gpu, d, sc.count, &bad, st, NULL) == PLEAT_OK &&
+               cudaStreamSynchronize(st) == cudaSuccess,
+           "the subset without the repeat", name);
+    got = from_device(d, floats);
+    expect(memcmp(got, sc.particles, bytes) != 0, "the subset without the repeat moves nothing",
+           name);
+    free(got);
+    upload(d, sc.particles, bytes);
     bad.num_indices = sc.count;
     expect(pleat_self_collide_device(gpu, d, sc.count, &bad, st, NULL) == PLEAT_OK, "queued dup",
            name);

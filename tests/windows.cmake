@@ -9,7 +9,7 @@
 # result hash equals this machine's: the same bits on Linux and Windows. The Criterion suites
 # do not run there (no Criterion for Windows here).
 # Inputs: SOURCE_DIR, WORK_DIR, GENERATOR, NATIVE_CHECK, NATIVE_ISAS, PLEAT_MINGW_GCC,
-# PLEAT_MINGW_GXX, PLEAT_WINE, PLEAT_CLANG_CL, PLEAT_LLD_LINK, PLEAT_DLLTOOL.
+# PLEAT_MINGW_GXX, PLEAT_WINE; optional: PLEAT_CLANG_CL, PLEAT_LLD_LINK, PLEAT_LLVM_DLLTOOL.
 include(${CMAKE_CURRENT_LIST_DIR}/cross.cmake)
 
 # A Wine prefix of the test's own (made on first use, about 10 s), quiet.
@@ -46,10 +46,15 @@ file(MAKE_DIRECTORY "$ENV{WINEPREFIX}")
 run("${PLEAT_WINE}" wineboot --init)
 run("${wineserver}" -w)
 
-# a shared build puts the DLL and every program in bin/ (CMakeLists.txt)
+# a shared build puts the DLL and every program in bin/ (CMakeLists.txt);
+# the llvm-dlltool found here makes its pleat.lib
+set(dlltool)
+if(PLEAT_LLVM_DLLTOOL)
+  set(dlltool -DPLEAT_LLVM_DLLTOOL=${PLEAT_LLVM_DLLTOOL})
+endif()
 cross_build_and_test(x86_64-w64-mingw32.cmake "Windows tests under Wine" junit
                      -DBUILD_SHARED_LIBS=ON -DPLEAT_CRITERION=OFF -DPLEAT_BUILD_FUZZ=ON
-                     -DPLEAT_DLLTOOL=${PLEAT_DLLTOOL})
+                     ${dlltool})
 set(bin ${WORK_DIR}/bin)
 
 # Every variant this machine runs must have run under Wine too (one the CPU
@@ -86,38 +91,51 @@ message(STATUS "the installed DLL from CMake and pkg-config projects under Wine:
 # through pleat.lib; both must print what the same source built by MinGW
 # GCC prints: the struct layouts, the defaults returned by value and the
 # results. kernel32.lib, for the three functions they call, is made as
-# pleat.lib is; CMake's other MSVC tools lie beside llvm-dlltool.
-set(prefix ${WORK_DIR}/consumer/prefix)
-set(abi ${WORK_DIR}/msvc_consumer)
-file(REMOVE_RECURSE ${abi})
-if(NOT EXISTS ${prefix}/lib/pleat.lib)
-  message(FATAL_ERROR "the Windows build installed no lib/pleat.lib")
-endif()
-file(WRITE ${abi}/kernel32.def "LIBRARY kernel32.dll\nEXPORTS\nExitProcess\nGetStdHandle\nWriteFile\n")
-run(${PLEAT_DLLTOOL} -m i386:x86-64 -d ${abi}/kernel32.def -l ${abi}/kernel32.lib)
-get_filename_component(llvm_dir "${PLEAT_DLLTOOL}" REALPATH)
-get_filename_component(llvm_dir "${llvm_dir}" DIRECTORY)
-foreach(tool lib mt rc)
-  find_program(llvm_${tool} llvm-${tool} HINTS ${llvm_dir} NO_CACHE REQUIRED)
-endforeach()
-run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer/msvc -B ${abi}/build -G ${GENERATOR}
-    -DCMAKE_TOOLCHAIN_FILE=${SOURCE_DIR}/tests/consumer/msvc/toolchain.cmake
-    -DCMAKE_C_COMPILER=${PLEAT_CLANG_CL} -DCMAKE_CXX_COMPILER=${PLEAT_CLANG_CL}
-    -DCMAKE_LINKER=${PLEAT_LLD_LINK} -DCMAKE_AR=${llvm_lib} -DCMAKE_MT=${llvm_mt}
-    -DCMAKE_RC_COMPILER=${llvm_rc} -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix}
-    -DKERNEL32_LIB=${abi}/kernel32.lib)
-run(${CMAKE_COMMAND} --build ${abi}/build)
-run(${PLEAT_MINGW_GCC} -std=c99 -O2 -Wall -Wextra -Werror -I${prefix}/include
-    ${SOURCE_DIR}/tests/consumer/msvc/msvc_abi.c -o ${abi}/build/mingw.exe -L${prefix}/lib -lpleat)
-run(${PLEAT_WINE} ${abi}/build/mingw.exe)
-set(expected "${out}")
-foreach(lang c cpp)
-  run(${PLEAT_WINE} ${abi}/build/msvc_abi_${lang}.exe)
-  if(NOT out STREQUAL expected)
-    message(FATAL_ERROR "MSVC-mode ${lang} printed\n${out}\nMinGW C printed\n${expected}")
+# pleat.lib is; CMake's other MSVC tools lie beside llvm-dlltool. Without
+# the LLVM tools this is left out with a warning (an error when
+# PLEAT_MSVC_CONSUMER=require, as .ci/run sets it).
+function(msvc_consumer prefix abi)
+  file(REMOVE_RECURSE ${abi})
+  if(NOT EXISTS ${prefix}/lib/pleat.lib)
+    message(FATAL_ERROR "the Windows build installed no lib/pleat.lib")
   endif()
-endforeach()
-message(STATUS "MSVC-mode C and C++ programs, linked through find_package and pleat.lib, "
-               "print what MinGW's does:\n${out}")
+  file(WRITE ${abi}/kernel32.def "LIBRARY kernel32.dll\nEXPORTS\nExitProcess\nGetStdHandle\n"
+                                 "WriteFile\n")
+  run(${PLEAT_LLVM_DLLTOOL} -m i386:x86-64 -d ${abi}/kernel32.def -l ${abi}/kernel32.lib)
+  get_filename_component(llvm_dir "${PLEAT_LLVM_DLLTOOL}" REALPATH)
+  get_filename_component(llvm_dir "${llvm_dir}" DIRECTORY)
+  foreach(tool lib mt rc)
+    find_program(llvm_${tool} llvm-${tool} HINTS ${llvm_dir} NO_CACHE REQUIRED)
+  endforeach()
+  # single-configuration, for the programs' paths below
+  run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer/msvc -B ${abi}/build -G Ninja
+      -DCMAKE_TOOLCHAIN_FILE=${SOURCE_DIR}/tests/consumer/msvc/toolchain.cmake
+      -DCMAKE_C_COMPILER=${PLEAT_CLANG_CL} -DCMAKE_CXX_COMPILER=${PLEAT_CLANG_CL}
+      -DCMAKE_LINKER=${PLEAT_LLD_LINK} -DCMAKE_AR=${llvm_lib} -DCMAKE_MT=${llvm_mt}
+      -DCMAKE_RC_COMPILER=${llvm_rc} -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix}
+      -DKERNEL32_LIB=${abi}/kernel32.lib)
+  run(${CMAKE_COMMAND} --build ${abi}/build)
+  # the MinGW one, beside its own copy of the DLL
+  file(COPY ${prefix}/bin/libpleat.dll DESTINATION ${abi})
+  run(${PLEAT_MINGW_GCC} -std=c99 -O2 -Wall -Wextra -Werror -I${prefix}/include
+      ${SOURCE_DIR}/tests/consumer/msvc/msvc_abi.c -o ${abi}/mingw.exe -L${prefix}/lib -lpleat)
+  run(${PLEAT_WINE} ${abi}/mingw.exe)
+  set(expected "${out}")
+  foreach(lang c cpp)
+    run(${PLEAT_WINE} ${abi}/build/msvc_abi_${lang}.exe)
+    if(NOT out STREQUAL expected)
+      message(FATAL_ERROR "MSVC-mode ${lang} printed\n${out}\nMinGW C printed\n${expected}")
+    endif()
+  endforeach()
+  message(STATUS "MSVC-mode C and C++ programs, linked through find_package and pleat.lib, "
+                 "print what MinGW's does:\n${out}")
+endfunction()
+if(PLEAT_CLANG_CL AND PLEAT_LLD_LINK AND PLEAT_LLVM_DLLTOOL)
+  msvc_consumer(${WORK_DIR}/consumer/prefix ${WORK_DIR}/msvc_consumer)
+elseif("$ENV{PLEAT_MSVC_CONSUMER}" STREQUAL "require")
+  message(FATAL_ERROR "no clang-cl, lld-link or llvm-dlltool: the MSVC-mode project cannot run")
+else()
+  message(WARNING "no clang-cl, lld-link or llvm-dlltool: the MSVC-mode project is left out")
+endif()
 
 same_bits_as_here("${junit}" check.scalar "Windows (MinGW-w64, Wine)")
