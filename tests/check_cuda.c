@@ -90,6 +90,24 @@ static float *from_device(const float *d, size_t floats)
     return h;
 }
 
+/* Launches a captured graph on st and waits; with want, the device
+ * particles d must then be its `bytes`. `label` names the graph in the
+ * failures ("<label> launch", "<label> particles differ"). */
+static void launch_graph(cudaGraphExec_t exec, cudaStream_t st, const float *d, const float *want,
+                         size_t bytes, const char *label, const char *name)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%s launch", label);
+    expect(cudaGraphLaunch(exec, st) == cudaSuccess && cudaStreamSynchronize(st) == cudaSuccess,
+           what, name);
+    if (!want)
+        return;
+    float *got = from_device(d, bytes / sizeof(float));
+    snprintf(what, sizeof what, "%s particles differ", label);
+    expect(memcmp(got, want, bytes) == 0, what, name);
+    free(got);
+}
+
 static uint32_t *pairs_of(pleat_context *ctx, const scene *sc, const pleat_params *p, size_t *n)
 {
     if (pleat_find_pairs(ctx, sc->particles, sc->count, p, NULL, 0, n) != PLEAT_OK)
@@ -344,11 +362,7 @@ static void capture_needs_a_call_first(pleat_context *cpu)
     upload(d, sc.particles, bytes);
     cudaGraphExec_t exec = capture(gpu, d, sc.count, &dp, st, name);
     if (exec) {
-        expect(cudaGraphLaunch(exec, st) == cudaSuccess && cudaStreamSynchronize(st) == cudaSuccess,
-               "graph launch", name);
-        float *got = from_device(d, floats);
-        expect(memcmp(got, want, bytes) == 0, "graph particles differ", name);
-        free(got);
+        launch_graph(exec, st, d, want, bytes, "graph", name);
         cudaGraphExecDestroy(exec);
     }
     printf("%-24s %s\n", name, "done");
@@ -393,12 +407,7 @@ static void async_and_graph(pleat_context *cpu, pleat_context *gpu)
     if (exec) {
         for (int r = 0; r < 2; ++r) {
             upload(d, sc.particles, bytes);
-            expect(cudaGraphLaunch(exec, st) == cudaSuccess &&
-                       cudaStreamSynchronize(st) == cudaSuccess,
-                   "graph launch", name);
-            got = from_device(d, floats);
-            expect(memcmp(got, want, bytes) == 0, "graph replay particles differ", name);
-            free(got);
+            launch_graph(exec, st, d, want, bytes, "graph replay", name);
         }
         expect(pleat_context_device_status(gpu) == PLEAT_OK, "device status after replay", name);
         cudaGraphExecDestroy(exec);
@@ -482,11 +491,7 @@ static void status_rules(pleat_context *cpu)
         die("cudaStreamCreate");
     cudaGraphExec_t exec = capture(gpu, d, sc.count, &dp, st, name);
     if (exec) {
-        expect(cudaGraphLaunch(exec, st) == cudaSuccess && cudaStreamSynchronize(st) == cudaSuccess,
-               "graph launch", name);
-        float *got = from_device(d, floats);
-        expect(memcmp(got, want, bytes) == 0, "graph particles differ", name);
-        free(got);
+        launch_graph(exec, st, d, want, bytes, "graph", name);
         cudaGraphExecDestroy(exec);
     }
 
@@ -596,8 +601,7 @@ static void capture_and_timings(pleat_context *cpu)
                memcmp(&timed, &after, sizeof timed) == 0,
            "a captured call changed the timings", name);
     if (exec) {
-        expect(cudaGraphLaunch(exec, st) == cudaSuccess && cudaStreamSynchronize(st) == cudaSuccess,
-               "graph launch", name);
+        launch_graph(exec, st, d, NULL, 0, "graph", name);
         cudaGraphExecDestroy(exec);
     }
 
@@ -610,11 +614,7 @@ static void capture_and_timings(pleat_context *cpu)
     upload(d, sc.particles, bytes);
     exec = capture(gpu, d, sc.count, &dp, st, name);
     if (exec) {
-        expect(cudaGraphLaunch(exec, st) == cudaSuccess && cudaStreamSynchronize(st) == cudaSuccess,
-               "subset graph launch", name);
-        float *got = from_device(d, (size_t)sc.count * 4);
-        expect(memcmp(got, want, bytes) == 0, "subset graph particles differ", name);
-        free(got);
+        launch_graph(exec, st, d, want, bytes, "subset graph", name);
         cudaGraphExecDestroy(exec);
     }
     printf("%-24s %s\n", name, "done");
