@@ -174,6 +174,24 @@ static void fill_line(float *particles, float *rest, uint32_t n)
     }
 }
 
+/* The valid twin of a call on a fill_line() line: on a copy, every
+ * neighbour pair collides and the particles move. */
+static void expect_line_moves(const float *particles, uint32_t n, const pleat_params *p)
+{
+    const size_t bytes = 16 * (size_t)n;
+    float *twin = malloc(bytes);
+    cr_assert(twin);
+    memcpy(twin, particles, bytes);
+    pleat_context *ctx = cpu_context(2);
+    pleat_stats st;
+    cr_assert_eq(pleat_self_collide(ctx, twin, n, p, &st), PLEAT_OK);
+    const int moved = memcmp(twin, particles, bytes) != 0;
+    cr_assert(st.pairs == n - 1 && moved, "the valid line (indices %d): %llu pairs, moved %d",
+              p->indices != NULL, (unsigned long long)st.pairs, moved);
+    pleat_context_destroy(ctx);
+    free(twin);
+}
+
 /* The checks see every lane: a bad value in a full vector, in the partial
  * last one of a chunk or of the call, at a chunk's edge, read in order or
  * through an index list (a reversed one), is found, and nothing is
@@ -198,12 +216,7 @@ Test(errors, bad_values_in_every_lane_position)
         p.indices = use_indices ? reversed : NULL;
         p.num_indices = use_indices ? BIG : 0;
         fill_line(particles, rest, BIG);
-        memcpy(before, particles, 16 * (size_t)BIG);
-        pleat_stats st;
-        cr_assert_eq(pleat_self_collide(ctx, particles, BIG, &p, &st), PLEAT_OK);
-        cr_assert(st.pairs == BIG - 1 && memcmp(before, particles, 16 * (size_t)BIG) != 0,
-                  "the valid line (indices %d): %llu pairs", use_indices,
-                  (unsigned long long)st.pairs);
+        expect_line_moves(particles, BIG, &p);
         for (size_t k = 0; k < sizeof at / sizeof at[0]; ++k)
             for (int kind = 0; kind < 4; ++kind) {
                 fill_line(particles, rest, BIG);
@@ -343,14 +356,7 @@ Test(errors, priority_across_chunks)
     pleat_params p = pleat_default_params();
     p.distance = 0.6f;
     p.rest_positions = rest;
-    float *twin = malloc(bytes);
-    cr_assert(twin);
-    memcpy(twin, particles, bytes);
-    pleat_context *ctx = cpu_context(2);
-    cr_assert_eq(pleat_self_collide(ctx, twin, COUNT, &p, NULL), PLEAT_OK);
-    cr_assert(memcmp(twin, particles, bytes) != 0, "the valid line does not move");
-    pleat_context_destroy(ctx);
-    free(twin);
+    expect_line_moves(particles, COUNT, &p);
     particles[4 * 3 + 3] = -1.0f;                /* negative mass, first chunk */
     particles[4 * (COUNT - 2) + 1] = INFINITY;   /* Inf, last chunk */
     expect_status(PLEAT_ERROR_NONFINITE_INPUT, particles, COUNT, &p, NULL, 0, particles, bytes,
