@@ -32,6 +32,10 @@ endforeach()
 list(REMOVE_DUPLICATES runtime_dirs)
 set(ENV{WINEPATH} "${runtime_dirs}") # a list: ;-separated, as Wine reads it
 
+# Programs run as the cross build's tests run them (its toolchain file):
+# through wine-run.sh, which starts one again when Wine failed to start it.
+set(wine ${SOURCE_DIR}/cmake/wine-run.sh ${PLEAT_WINE})
+
 # The prefix made before any test runs: Wine finishes a new prefix in the
 # background of the first program, and a test started meanwhile lost its
 # connection to the server (CI, once: "wine client error:0: recvmsg:
@@ -43,7 +47,7 @@ get_filename_component(wine_dir "${wine_dir}" DIRECTORY)
 find_program(wineserver NAMES wineserver64 wineserver HINTS "${wine_dir}" /usr/lib/wine
              NO_CACHE REQUIRED)
 file(MAKE_DIRECTORY "$ENV{WINEPREFIX}")
-run("${PLEAT_WINE}" wineboot --init)
+run(${wine} wineboot --init)
 run("${wineserver}" -w)
 
 # a shared build puts the DLL and every program in bin/ (CMakeLists.txt);
@@ -72,16 +76,17 @@ foreach(isa IN LISTS NATIVE_ISAS)
 endforeach()
 
 # pleat-bench: its pairs must match the plain grid's (exit 3 otherwise)
-run(${PLEAT_WINE} ${bin}/pleat-bench.exe --scenes cloud,folded --sizes 4k --threads 1,2 --repeats 3)
+run(${wine} ${bin}/pleat-bench.exe --scenes cloud,folded --sizes 4k --threads 1,2 --repeats 3)
 message(STATUS "pleat-bench under Wine:\n${out}")
 
 # The installed DLL, its import library, CMake package and pleat.pc, used
 # by a C and a C++ program as tests/consumer/run.cmake does on Linux.
 find_program(pkg_config NAMES pkg-config pkgconf REQUIRED)
+string(REPLACE ";" "\\;" wine_arg "${wine}") # one argument of run(), a list in run.cmake
 run(${CMAKE_COMMAND} -DBUILD_DIR=${WORK_DIR} -DSOURCE_DIR=${SOURCE_DIR}/tests/consumer
     -DWORK_DIR=${WORK_DIR}/consumer -DGENERATOR=${GENERATOR}
     -DTOOLCHAIN=${SOURCE_DIR}/cmake/x86_64-w64-mingw32.cmake -DC_COMPILER=${PLEAT_MINGW_GCC}
-    -DPKG_CONFIG=${pkg_config} -DEMULATOR=${PLEAT_WINE} -DWINDOWS=ON -DEXE_SUFFIX=.exe
+    -DPKG_CONFIG=${pkg_config} "-DEMULATOR=${wine_arg}" -DWINDOWS=ON -DEXE_SUFFIX=.exe
     -P ${SOURCE_DIR}/tests/consumer/run.cmake)
 message(STATUS "the installed DLL from CMake and pkg-config projects under Wine:\n${out}")
 
@@ -119,10 +124,10 @@ function(msvc_consumer prefix abi)
   file(COPY ${prefix}/bin/libpleat.dll DESTINATION ${abi})
   run(${PLEAT_MINGW_GCC} -std=c99 -O2 -Wall -Wextra -Werror -I${prefix}/include
       ${SOURCE_DIR}/tests/consumer/msvc/msvc_abi.c -o ${abi}/mingw.exe -L${prefix}/lib -lpleat)
-  run(${PLEAT_WINE} ${abi}/mingw.exe)
+  run(${wine} ${abi}/mingw.exe)
   set(expected "${out}")
   foreach(lang c cpp)
-    run(${PLEAT_WINE} ${abi}/build/msvc_abi_${lang}.exe)
+    run(${wine} ${abi}/build/msvc_abi_${lang}.exe)
     if(NOT out STREQUAL expected)
       message(FATAL_ERROR "MSVC-mode ${lang} printed\n${out}\nMinGW C printed\n${expected}")
     endif()
