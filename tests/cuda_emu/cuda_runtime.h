@@ -45,7 +45,7 @@ typedef struct cudaLaunchConfig_t {
 
 namespace pleat_emu {
 
-enum exchange_kind { SYNC_WARP, BALLOT, SHFL_XOR, SHFL_DOWN };
+enum exchange_kind { SYNC_WARP, BALLOT, SHFL, SHFL_XOR, SHFL_DOWN };
 
 /* One warp-wide step: this lane gives `value` (and `arg`) and waits until
  * every lane of `mask` has made the same step; returns what it gets back. */
@@ -90,6 +90,11 @@ inline unsigned __ballot_sync(unsigned mask, int predicate)
     return (unsigned)pleat_emu::exchange(pleat_emu::BALLOT, mask, predicate != 0, 0);
 }
 /* Width 32 only: pleat's kernels shuffle across whole warps. */
+template <typename T> T __shfl_sync(unsigned mask, T v, int src_lane)
+{
+    return pleat_emu::from_bits<T>(
+        pleat_emu::exchange(pleat_emu::SHFL, mask, pleat_emu::bits_of(v), (unsigned)src_lane));
+}
 template <typename T> T __shfl_xor_sync(unsigned mask, T v, int lane_mask)
 {
     return pleat_emu::from_bits<T>(

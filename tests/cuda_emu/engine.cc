@@ -98,6 +98,7 @@ const char *kind_name(pleat_emu::exchange_kind k)
     switch (k) {
     case pleat_emu::SYNC_WARP: return "__syncwarp";
     case pleat_emu::BALLOT: return "__ballot_sync";
+    case pleat_emu::SHFL: return "__shfl_sync";
     case pleat_emu::SHFL_XOR: return "__shfl_xor_sync";
     case pleat_emu::SHFL_DOWN: return "__shfl_down_sync";
     }
@@ -257,6 +258,17 @@ void run_grid(const std::function<void()> &body, dim3 grid, dim3 block)
     }
 }
 
+/* The lane whose value lane l of w reads: __shfl_sync's source lane is
+ * taken modulo the width (32), the others' may fall past the warp. */
+uint64_t source_lane(const warp_wait &w, unsigned l)
+{
+    switch (w.kind) {
+    case pleat_emu::SHFL: return w.arg[l] % 32;
+    case pleat_emu::SHFL_XOR: return l ^ w.arg[l];
+    default: return (uint64_t)l + w.arg[l];
+    }
+}
+
 /* What each lane of a completed wait gets back; every one of them is then
  * ready, to go on in the schedule's order. A source lane past the warp gives
  * the lane its own value, as on a GPU; one inside it but outside the mask
@@ -273,8 +285,8 @@ void complete(warp_wait &w, unsigned warp)
         uint64_t r = 0;
         if (w.kind == pleat_emu::BALLOT) {
             r = ballot;
-        } else if (w.kind == pleat_emu::SHFL_XOR || w.kind == pleat_emu::SHFL_DOWN) {
-            uint64_t src = w.kind == pleat_emu::SHFL_XOR ? l ^ w.arg[l] : (uint64_t)l + w.arg[l];
+        } else if (w.kind != pleat_emu::SYNC_WARP) {
+            uint64_t src = source_lane(w, l);
             if (src >= 32)
                 src = l;
             if (!(w.mask >> src & 1))

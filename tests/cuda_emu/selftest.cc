@@ -77,39 +77,46 @@ template <typename F> static bool dies_of(int sig, F fn)
 
 /* ---- intrinsics ------------------------------------------------------------ */
 
+/* what intrinsics_kernel writes per thread */
+const unsigned OUTPUTS = 6;
+
 __global__ void intrinsics_kernel(unsigned *out)
 {
     const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-    out[5 * t] = __ballot_sync(0xffffffffu, t % 3 == 0);
-    out[5 * t + 1] = __shfl_xor_sync(0xffffffffu, t * 7, 5);
-    out[5 * t + 2] = __shfl_down_sync(0xffffffffu, t * 7, 3);
+    out[OUTPUTS * t] = __ballot_sync(0xffffffffu, t % 3 == 0);
+    out[OUTPUTS * t + 1] = __shfl_xor_sync(0xffffffffu, t * 7, 5);
+    out[OUTPUTS * t + 2] = __shfl_down_sync(0xffffffffu, t * 7, 3);
     unsigned long long wide = (unsigned long long)t << 33;
-    out[5 * t + 3] = (unsigned)(__shfl_down_sync(0xffffffffu, wide, 16) >> 33);
-    out[5 * t + 4] = __shfl_xor_sync(0xffffffffu, t, 32); /* past the warp: its own */
+    out[OUTPUTS * t + 3] = (unsigned)(__shfl_down_sync(0xffffffffu, wide, 16) >> 33);
+    out[OUTPUTS * t + 4] = __shfl_xor_sync(0xffffffffu, t, 32); /* past the warp: its own */
+    /* from lane (7 * lane + 40) mod 32, as the width is 32 */
+    out[OUTPUTS * t + 5] = __shfl_sync(0xffffffffu, t * 3, (int)(threadIdx.x % 32 * 7 + 40));
 }
 
 static void intrinsics()
 {
     const unsigned blocks = 2, threads = 96, n = blocks * threads;
-    unsigned *d = device<unsigned>(5 * n);
+    unsigned *d = device<unsigned>(OUTPUTS * n);
     expect(launch(intrinsics_kernel, blocks, threads, nullptr, d) == cudaSuccess, "launch");
-    std::vector<unsigned> h = back(d, 5 * n);
-    bool ballot = true, xors = true, down = true, wide = true, own = true;
+    std::vector<unsigned> h = back(d, OUTPUTS * n);
+    bool ballot = true, xors = true, down = true, wide = true, own = true, indexed = true;
     for (unsigned t = 0; t < n; ++t) {
         unsigned warp = t / 32 * 32, lane = t % 32, want = 0;
         for (unsigned l = 0; l < 32; ++l)
             want |= (unsigned)((warp + l) % 3 == 0) << l;
-        ballot &= h[5 * t] == want;
-        xors &= h[5 * t + 1] == (warp + (lane ^ 5)) * 7;
-        down &= h[5 * t + 2] == (lane + 3 < 32 ? t + 3 : t) * 7;
-        wide &= h[5 * t + 3] == (lane + 16 < 32 ? t + 16 : t);
-        own &= h[5 * t + 4] == t;
+        ballot &= h[OUTPUTS * t] == want;
+        xors &= h[OUTPUTS * t + 1] == (warp + (lane ^ 5)) * 7;
+        down &= h[OUTPUTS * t + 2] == (lane + 3 < 32 ? t + 3 : t) * 7;
+        wide &= h[OUTPUTS * t + 3] == (lane + 16 < 32 ? t + 16 : t);
+        own &= h[OUTPUTS * t + 4] == t;
+        indexed &= h[OUTPUTS * t + 5] == (warp + (lane * 7 + 40) % 32) * 3;
     }
     expect(ballot, "__ballot_sync");
     expect(xors, "__shfl_xor_sync");
     expect(down, "__shfl_down_sync (32 bits)");
     expect(wide, "__shfl_down_sync (64 bits)");
     expect(own, "__shfl_xor_sync from past the warp gives the lane its own value");
+    expect(indexed, "__shfl_sync from a lane, modulo 32");
     cudaFree(d);
 }
 
