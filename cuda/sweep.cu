@@ -106,24 +106,47 @@ __device__ static bool is_pair(const pleat_cuda_frame &f, uint32_t a, uint32_t b
                                              &f.consts);
 }
 
-/* LIST: the pair into the list, in the next free entry. */
-__device__ static void list_pair(const pleat_cuda_frame &f, uint32_t a, uint32_t b)
+/* LIST: the lanes' close pairs (a, b where hit) into the list, in the next
+ * free entries: one atomic per warp and step, where one per pair would
+ * queue every pair of the call on the same counter. All 32 lanes call it. */
+__device__ static void list_pairs(const pleat_cuda_frame &f, uint32_t lane, bool hit, uint32_t a,
+                                  uint32_t b)
 {
-    unsigned long long slot = atomicAdd(&f.counters->listed, 1ull);
-    if (slot < f.capacity)
+    const unsigned found = __ballot_sync(FULL, hit);
+    if (found == 0)
+        return;
+    unsigned long long first = 0;
+    if (lane == 0)
+        first = atomicAdd(&f.counters->listed, (unsigned long long)__popc(found));
+    first = __shfl_sync(FULL, first, 0);
+    const unsigned long long slot = first + __popc(found & ((1u << lane) - 1));
+    if (hit && slot < f.capacity)
         f.list[slot] = pleat_pair_pack(pleat_cuda_particle_at(f, f.order[a]),
                                        pleat_cuda_particle_at(f, f.order[b]), f.pair_shift);
 }
 
-/* The warp's pairs and tests into the call's counters, one atomic each. */
+/* The block's pairs and tests into the call's counters: one atomic each
+ * per block, not per warp (every warp of every block adds to the same two
+ * counters, whose atomics the memory system runs one at a time). Every
+ * thread of the block calls it. */
 __device__ static void count(const pleat_cuda_frame &f, uint32_t lane, unsigned long long pairs,
                              unsigned long long tests)
 {
+    __shared__ unsigned long long warp_pairs[WARPS], warp_tests[WARPS];
     for (int o = 16; o > 0; o /= 2) {
         pairs += __shfl_down_sync(FULL, pairs, o);
         tests += __shfl_down_sync(FULL, tests, o);
     }
     if (lane == 0) {
+        warp_pairs[threadIdx.x / 32] = pairs;
+        warp_tests[threadIdx.x / 32] = tests;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < WARPS; ++w) {
+            pairs += warp_pairs[w];
+            tests += warp_tests[w];
+        }
         atomicAdd(&f.counters->pairs, pairs);
         atomicAdd(&f.counters->tests, tests);
     }
@@ -161,8 +184,8 @@ __global__ void sweep_kernel(pleat_cuda_frame f)
             hit = pleat_pair_within(pleat_length2(dx, dy, dz), &f.consts) && is_pair(f, a, b);
         }
         pairs += hit;
-        if (f.mode == PLEAT_CUDA_LIST && hit)
-            list_pair(f, a, b);
+        if (f.mode == PLEAT_CUDA_LIST)
+            list_pairs(f, lane, hit, a, b);
         if (f.mode == PLEAT_CUDA_CORRECT)
             enqueue(f, share, base, lane, hit, b, &queued);
     }
