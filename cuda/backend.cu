@@ -311,8 +311,7 @@ static cudaError_t queue_prepare(pleat_cuda *cu, const pleat_cuda_frame &f, laps
         (e = lap(l, &l->t->bounds_keys_ms)) != cudaSuccess || !can_collide(f))
         return e;
     if ((e = pleat_cuda_sort(f, cu->temp.data, cu->temp.bytes, s)) != cudaSuccess ||
-        (e = pleat_cuda_gather(f, s)) != cudaSuccess ||
-        (e = pleat_cuda_columns(f, s)) != cudaSuccess)
+        (e = pleat_cuda_gather(f, s)) != cudaSuccess)
         return e;
     return lap(l, &l->t->sort_ms);
 }

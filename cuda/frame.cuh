@@ -125,10 +125,9 @@ cudaError_t pleat_cuda_sort(const pleat_cuda_frame &f, void *temp, size_t temp_b
                             cudaStream_t stream);
 /* CUB's temp storage for the sort of m keys, into *bytes. */
 cudaError_t pleat_cuda_sort_temp_bytes(uint32_t m, size_t *bytes);
-/* The gather of the sorted particles into key order. */
+/* The gather of the sorted particles into key order, and the column starts
+ * of the sorted keys (cols, core/columns.h). */
 cudaError_t pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream);
-/* The column starts of the sorted keys (cols, core/columns.h). */
-cudaError_t pleat_cuda_columns(const pleat_cuda_frame &f, cudaStream_t stream);
 cudaError_t pleat_cuda_sweep(const pleat_cuda_frame &f, cudaStream_t stream);
 cudaError_t pleat_cuda_apply(const pleat_cuda_frame &f, cudaStream_t stream);
 /* Sorts list[0..n) (pleat_pair_pack entries of `shift`, so 2 * shift bits)

@@ -1,7 +1,7 @@
-/* Stage 2 on the GPU: CUB's radix sort of (key, particle), the gather of
- * the particles into key order (which also clears the sweep's sums, a
- * launch fewer than a memset) and the start of each column in it. CUB's
- * sort is stable, as the CPU's. */
+/* Stage 2 on the GPU: CUB's radix sort of (key, particle), then one kernel
+ * for the gather of the particles into key order (which also clears the
+ * sweep's sums, a launch fewer than a memset) and the start of each column
+ * in it. CUB's sort is stable, as the CPU's. */
 #include "frame.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
@@ -61,10 +61,20 @@ cudaError_t pleat_cuda_sort_pairs(unsigned long long *list, unsigned long long *
                              (const unsigned long long *)tmp, (uint32_t *)list, n, shift);
 }
 
+/* Thread s gathers slot s's particle into key order (s < m) and finds
+ * column start s (s <= PLEAT_COLUMNS): both read only the sorted order and
+ * keys, so one launch does both, a launch fewer.
+ *
+ * A column start is a search over all the keys: the sweep then searches
+ * only inside one column, a few steps instead of log2(m). */
 __global__ void gather_kernel(pleat_cuda_frame f)
 {
     uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
-    if (s >= f.m || f.counters->flags != 0)
+    if (f.counters->flags != 0)
+        return;
+    if (s <= PLEAT_COLUMNS)
+        f.cols[s] = pleat_column_start(f.keys, f.m, s);
+    if (s >= f.m)
         return;
     if (f.mode == PLEAT_CUDA_CORRECT) /* the sweep's sums start at zero */
         for (int c = 0; c < 3; ++c)
@@ -83,22 +93,9 @@ __global__ void gather_kernel(pleat_cuda_frame f)
     }
 }
 
-/* A search per column over all the keys: the sweep then searches only
- * inside one column, a few steps instead of log2(m). */
-__global__ void columns_kernel(pleat_cuda_frame f)
-{
-    uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c <= PLEAT_COLUMNS && f.counters->flags == 0)
-        f.cols[c] = pleat_column_start(f.keys, f.m, c);
-}
-
 cudaError_t pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream)
 {
-    return pleat_cuda_launch(gather_kernel, pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, stream, f);
-}
-
-cudaError_t pleat_cuda_columns(const pleat_cuda_frame &f, cudaStream_t stream)
-{
-    return pleat_cuda_launch(columns_kernel, pleat_cuda_blocks(PLEAT_COLUMNS + 1),
-                             PLEAT_CUDA_BLOCK, stream, f);
+    const uint32_t threads = f.m > PLEAT_COLUMNS ? f.m : PLEAT_COLUMNS + 1;
+    return pleat_cuda_launch(gather_kernel, pleat_cuda_blocks(threads), PLEAT_CUDA_BLOCK, stream,
+                             f);
 }
