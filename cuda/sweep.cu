@@ -152,7 +152,12 @@ __device__ static void count(const pleat_cuda_frame &f, uint32_t lane, unsigned 
     }
 }
 
-__global__ void sweep_kernel(pleat_cuda_frame f)
+/* At least 4 blocks per SM: ptxas then keeps the kernel in 48 registers
+ * (55 to 60 without the bound; no spills on sm_75 .. sm_90), so 5 blocks fit
+ * where 4 did: 40 warps an SM instead of 32 to hide the latency of the
+ * candidates' loads (sm_75 holds 4 blocks either way). Not yet timed on a
+ * GPU. */
+__global__ void __launch_bounds__(PLEAT_CUDA_BLOCK, 4) sweep_kernel(pleat_cuda_frame f)
 {
     __shared__ warp_share shares[WARPS];
     if (f.counters->flags != 0)
