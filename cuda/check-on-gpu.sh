@@ -112,7 +112,8 @@ else
   # the report itself stays in the build folder: only its tables come back
   [[ -n $nsys ]] && run "$nsys" profile --trace=cuda --stats=true --force-overwrite=true \
     -o "$build/nsys-1m" "${bench_1m[@]}" --repeats 5 >"$logs/nsys.txt" 2>&1
-  # one call's kernels, after the warm-up call's (a call launches about 15)
+  # a call's kernels (12: 3 for the keys, 6 of CUB's sort, gather, sweep,
+  # apply), after those of the first calls
   [[ -n $ncu ]] && run "$ncu" --launch-skip 30 --launch-count 15 --section SpeedOfLight \
     --section Occupancy --section MemoryWorkloadAnalysis "${bench_1m[@]}" --repeats 3 \
     >"$logs/ncu.txt" 2>&1
