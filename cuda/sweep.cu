@@ -63,6 +63,13 @@ __device__ static void correct(const pleat_cuda_frame &f, warp_share *share, uin
     }
 }
 
+/* How many lanes below `lane` are set in a ballot: a hit lane's place among
+ * the warp's hits of one step. */
+__device__ static uint32_t lanes_below(unsigned ballot, uint32_t lane)
+{
+    return __popc(ballot & ((1u << lane) - 1));
+}
+
 /* Queues the lanes' close pairs (lane, b where hit); every lane gets the
  * same *queued. Then, when 32 or more wait (at most 63), corrects the last
  * 32, one per lane. All 32 lanes call it. */
@@ -71,7 +78,7 @@ __device__ static void enqueue(const pleat_cuda_frame &f, warp_share *share, uin
 {
     const unsigned found = __ballot_sync(FULL, hit);
     if (hit) {
-        const uint32_t at = *queued + __popc(found & ((1u << lane) - 1));
+        const uint32_t at = *queued + lanes_below(found, lane);
         share->b[at] = b;
         share->lane[at] = (uint8_t)lane;
     }
@@ -119,7 +126,7 @@ __device__ static void list_pairs(const pleat_cuda_frame &f, uint32_t lane, bool
     if (lane == 0)
         first = atomicAdd(&f.counters->listed, (unsigned long long)__popc(found));
     first = __shfl_sync(FULL, first, 0);
-    const unsigned long long slot = first + __popc(found & ((1u << lane) - 1));
+    const unsigned long long slot = first + lanes_below(found, lane);
     if (hit && slot < f.capacity)
         f.list[slot] = pleat_pair_pack(pleat_cuda_particle_at(f, f.order[a]),
                                        pleat_cuda_particle_at(f, f.order[b]), f.pair_shift);
