@@ -159,12 +159,19 @@ __device__ static void count(const pleat_cuda_frame &f, uint32_t lane, unsigned 
     }
 }
 
-/* At least 4 blocks per SM: ptxas then keeps the kernel in 48 registers
- * (55 to 60 without the bound; no spills on sm_75 .. sm_90), so 5 blocks fit
- * where 4 did: 40 warps an SM instead of 32 to hide the latency of the
- * candidates' loads (sm_75 holds 4 blocks either way). Not yet timed on a
- * GPU. */
-__global__ void __launch_bounds__(PLEAT_CUDA_BLOCK, 4) sweep_kernel(pleat_cuda_frame f)
+/* 5 blocks per SM (40 warps, to hide the latency of the candidates' loads)
+ * need at most 51 registers a thread: with the bound, ptxas fits the sweep
+ * in 48, with no spills (sm_80 .. sm_90), where it would take about 60. An
+ * sm_75 SM holds 4 blocks of 256 at most, whatever the registers, and ptxas
+ * warns of a bound above that. Not yet timed on a GPU. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define SWEEP_BLOCKS_PER_SM 4
+#else
+#define SWEEP_BLOCKS_PER_SM 5
+#endif
+
+__global__ void __launch_bounds__(PLEAT_CUDA_BLOCK, SWEEP_BLOCKS_PER_SM)
+    sweep_kernel(pleat_cuda_frame f)
 {
     __shared__ warp_share shares[WARPS];
     if (f.counters->flags != 0)
