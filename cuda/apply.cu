@@ -13,7 +13,7 @@ __global__ void apply_kernel(pleat_cuda_frame f)
      * slot order, where reading the caller's array would be one scattered
      * load per particle before the scattered store */
     const float at[3] = {f.x[s], f.y[s], f.z[s]};
-    float *p = f.out + 4 * (size_t)i, v[3];
+    float v[3];
     bool moved = false;
     for (int c = 0; c < 3; ++c) {
         int64_t sum = (int64_t)f.acc[(size_t)c * f.m + s];
@@ -24,8 +24,7 @@ __global__ void apply_kernel(pleat_cuda_frame f)
         const uint32_t particle = moved ? pleat_cuda_particle_at(f, i) : PLEAT_CUDA_UNMOVED;
         f.moved[s] = pleat_cuda_moved{v[0], v[1], v[2], particle};
     } else if (moved) { /* an unmoved particle's bits stay as they are */
-        for (int c = 0; c < 3; ++c)
-            p[c] = v[c];
+        pleat_cuda_set_row(f, i, make_float4(v[0], v[1], v[2], f.w[s]));
     }
 }
 

@@ -201,6 +201,7 @@ static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
             return s;
     }
     float *pos = (float *)cu->pos.data, *rest = (float *)cu->rest.data;
+    f->aligned = (uintptr_t)f->particles % 16 == 0 && (uintptr_t)f->rest % 16 == 0;
     f->counters = (pleat_cuda_counters *)counters->data;
     f->grid = (pleat_grid *)cu->grid.data;
     f->block_bounds = (float *)cu->bounds.data;

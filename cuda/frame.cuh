@@ -57,6 +57,8 @@ typedef struct pleat_cuda_frame {
     uint32_t m;
     int gathered;            /* data index = slot (see above) */
     const float *rest;       /* device or NULL */
+    int aligned;             /* particles and rest start on 16 bytes: a row
+                                moves as one float4 (pleat_cuda_row) */
     float *out;              /* where apply writes (device), when moved is NULL */
     pleat_cuda_moved *moved; /* device, m entries, or NULL: apply writes out */
     pleat_pair_consts consts;
@@ -95,6 +97,31 @@ __host__ __device__ inline uint32_t pleat_cuda_data(const pleat_cuda_frame &f, u
 __host__ __device__ inline uint32_t pleat_cuda_particle_at(const pleat_cuda_frame &f, uint32_t d)
 {
     return f.gathered ? f.indices[d] : d;
+}
+
+/* Row d (4 floats) of particles or rest. One 16-byte access where the arrays
+ * allow it, where four would each touch the row's memory sector again: the
+ * gather and the apply reach the rows in key order, scattered. */
+__device__ inline float4 pleat_cuda_row(const pleat_cuda_frame &f, const float *rows, size_t d)
+{
+    const float *p = rows + 4 * d;
+    if (f.aligned)
+        return *reinterpret_cast<const float4 *>(p);
+    return make_float4(p[0], p[1], p[2], p[3]);
+}
+
+/* Writes particle row d (f.out): v's position, and v.w, which must be the
+ * row's own w (the caller's bits), when the row goes as one float4. */
+__device__ inline void pleat_cuda_set_row(const pleat_cuda_frame &f, size_t d, const float4 &v)
+{
+    float *p = f.out + 4 * d;
+    if (f.aligned) {
+        *reinterpret_cast<float4 *>(p) = v;
+        return;
+    }
+    p[0] = v.x;
+    p[1] = v.y;
+    p[2] = v.z;
 }
 
 static inline unsigned pleat_cuda_blocks(uint64_t n)

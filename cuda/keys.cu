@@ -70,16 +70,15 @@ __global__ void bounds_kernel(pleat_cuda_frame f)
         if (pleat_cuda_particle(f, (uint32_t)s) >= f.count)
             continue; /* reported by the index check */
         const size_t d = pleat_cuda_data(f, (uint32_t)s);
-        /* element loads: a caller's device pointer need not be 16-byte aligned */
-        const float *p = f.particles + 4 * d;
-        float v[3] = {p[0], p[1], p[2]}, w = p[3];
-        if (!finite(v[0]) || !finite(v[1]) || !finite(v[2]) || !finite(w))
+        const float4 p = pleat_cuda_row(f, f.particles, d);
+        float v[3] = {p.x, p.y, p.z};
+        if (!finite(v[0]) || !finite(v[1]) || !finite(v[2]) || !finite(p.w))
             flags |= PLEAT_FLAG_NONFINITE;
-        if (w < 0.0f)
+        if (p.w < 0.0f)
             flags |= PLEAT_FLAG_NEGATIVE_MASS;
         if (f.rest) {
-            const float *r = f.rest + 4 * d;
-            if (!finite(r[0]) || !finite(r[1]) || !finite(r[2]))
+            const float4 r = pleat_cuda_row(f, f.rest, d);
+            if (!finite(r.x) || !finite(r.y) || !finite(r.z))
                 flags |= PLEAT_FLAG_NONFINITE;
         }
         widen(l, h, v, v);
@@ -114,8 +113,8 @@ __global__ void keys_kernel(pleat_cuda_frame f)
     const uint32_t d = pleat_cuda_data(f, s);
     uint32_t key = 0;
     if (pleat_cuda_particle(f, s) < f.count && f.counters->flags == 0) {
-        const float *p = f.particles + 4 * (size_t)d;
-        key = pleat_grid_key(f.grid, p[0], p[1], p[2]);
+        const float4 p = pleat_cuda_row(f, f.particles, d);
+        key = pleat_grid_key(f.grid, p.x, p.y, p.z);
     }
     f.keys_in[s] = key;
     f.order_in[s] = d;

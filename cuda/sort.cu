@@ -80,16 +80,16 @@ __global__ void gather_kernel(pleat_cuda_frame f)
         for (int c = 0; c < 3; ++c)
             f.acc[(size_t)c * f.m + s] = 0;
     uint32_t i = f.order[s];
-    const float *p = f.particles + 4 * (size_t)i;
-    f.x[s] = p[0];
-    f.y[s] = p[1];
-    f.z[s] = p[2];
-    f.w[s] = p[3];
+    const float4 p = pleat_cuda_row(f, f.particles, i);
+    f.x[s] = p.x;
+    f.y[s] = p.y;
+    f.z[s] = p.z;
+    f.w[s] = p.w;
     if (f.rx) {
-        const float *r = f.rest + 4 * (size_t)i;
-        f.rx[s] = r[0];
-        f.ry[s] = r[1];
-        f.rz[s] = r[2];
+        const float4 r = pleat_cuda_row(f, f.rest, i);
+        f.rx[s] = r.x;
+        f.ry[s] = r.y;
+        f.rz[s] = r.z;
     }
 }
 

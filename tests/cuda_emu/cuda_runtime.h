@@ -128,6 +128,28 @@ inline unsigned atomicOr(unsigned *p, unsigned v)
     return old;
 }
 
+/* A GPU faults on a 16-byte access off a 16-byte boundary ("misaligned
+ * address"), where x86 would not: float4 checks the address of each one it
+ * is read from or written to. */
+struct alignas(16) float4 {
+    float x, y, z, w;
+    float4() = default;
+    float4(float vx, float vy, float vz, float vw) : x(vx), y(vy), z(vz), w(vw) {}
+    float4(const float4 &from) : x(from.x), y(from.y), z(from.z), w(from.w) { aligned(&from); }
+    float4 &operator=(const float4 &from)
+    {
+        aligned(this);
+        x = from.x, y = from.y, z = from.z, w = from.w;
+        return *this;
+    }
+    static void aligned(const float4 *at)
+    {
+        if ((uintptr_t)at % 16 != 0)
+            pleat_emu::die("misaligned address: a float4 at %p", (const void *)at);
+    }
+};
+inline float4 make_float4(float x, float y, float z, float w) { return float4(x, y, z, w); }
+
 inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
 inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
