@@ -181,7 +181,7 @@ static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
         size_t count, size;
     } need[] = {
         {&cu->grid, 1, sizeof(pleat_grid)},
-        {&cu->bounds, PLEAT_CUDA_MAX_BLOCKS, 6 * sizeof(float)},
+        {&cu->bounds, PLEAT_CUDA_MAX_BLOCKS, sizeof(pleat_cuda_block_box)},
         /* for any call, not only a subset's: a context sized by calls
          * without indices must not allocate at its first captured subset */
         {&cu->seen, ((size_t)f->count + 31) / 32, sizeof(unsigned)},
@@ -204,7 +204,7 @@ static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
     f->aligned = (uintptr_t)f->particles % 16 == 0 && (uintptr_t)f->rest % 16 == 0;
     f->counters = (pleat_cuda_counters *)counters->data;
     f->grid = (pleat_grid *)cu->grid.data;
-    f->block_bounds = (float *)cu->bounds.data;
+    f->blocks = (pleat_cuda_block_box *)cu->bounds.data;
     f->seen = (unsigned *)cu->seen.data;
     f->keys = (uint32_t *)cu->keys.data;
     f->order = (uint32_t *)cu->order.data;
@@ -303,11 +303,13 @@ static bool can_collide(const pleat_cuda_frame &f)
 static cudaError_t queue_prepare(pleat_cuda *cu, const pleat_cuda_frame &f, laps *l)
 {
     cudaStream_t s = l->stream;
-    cudaError_t e = cudaMemsetAsync(f.counters, 0, sizeof *f.counters, s);
-    if (e == cudaSuccess && f.indices && f.count > 0)
+    cudaError_t e = cudaSuccess;
+    if (f.indices && f.count > 0)
         e = cudaMemsetAsync(f.seen, 0, ((size_t)f.count + 31) / 32 * sizeof(unsigned), s);
-    if (e != cudaSuccess || f.m == 0)
+    if (e != cudaSuccess)
         return e;
+    if (f.m == 0) /* no kernel runs, and the counters read as zero */
+        return cudaMemsetAsync(f.counters, 0, sizeof *f.counters, s);
     if ((e = pleat_cuda_check_and_keys(f, s)) != cudaSuccess ||
         (e = lap(l, &l->t->bounds_keys_ms)) != cudaSuccess || !can_collide(f))
         return e;

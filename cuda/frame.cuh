@@ -34,6 +34,12 @@ typedef struct pleat_cuda_counters {
     unsigned int flags;
 } pleat_cuda_counters;
 
+/* What one bounds block found: the box of its particles and its flags. */
+typedef struct pleat_cuda_block_box {
+    float lower[3], upper[3];
+    unsigned int flags;
+} pleat_cuda_block_box;
+
 /* What apply leaves for a host-pointer call, per taking-part slot: the new
  * position and the particle, or PLEAT_CUDA_UNMOVED when no sum moved it. The
  * host writes back only the moved ones, as the CPU's apply does, so calls on
@@ -66,7 +72,7 @@ typedef struct pleat_cuda_frame {
 
     pleat_grid *grid;               /* device, written by the setup kernel */
     pleat_cuda_counters *counters;  /* device */
-    float *block_bounds;            /* device, 6 per bounds block */
+    pleat_cuda_block_box *blocks;   /* device, one per bounds block */
     unsigned int *seen;             /* device bitmap, count bits */
     uint32_t *keys, *order;         /* device, sorted (m each) */
     uint32_t *keys_in, *order_in;   /* device, before the sort */

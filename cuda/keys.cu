@@ -1,39 +1,37 @@
-/* Stage 1 on the GPU: index checks, particle checks + bounds (per-block
- * reduction, then one block finishes it and sets the grid up), keys. Min and
- * max are exact, so the box, and with it every key, matches the CPU's. */
+/* Stage 1 on the GPU: the checks and the bounds in one pass over the slots
+ * (a box and flags per block), then one block that finishes both, starts
+ * the call's counters (a memset fewer) and sets the grid up, then the keys.
+ * Min and max are exact, so the box, and with it every key, matches the
+ * CPU's. */
 #include "frame.cuh"
 
 #include <math.h>
-
-__global__ void index_check_kernel(pleat_cuda_frame f)
-{
-    uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
-    if (s >= f.m)
-        return;
-    uint32_t i = f.indices[s];
-    if (i >= f.count) {
-        atomicOr(&f.counters->flags, PLEAT_FLAG_BAD_INDEX);
-        return;
-    }
-    unsigned bit = 1u << (i & 31);
-    if (atomicOr(&f.seen[i >> 5], bit) & bit)
-        atomicOr(&f.counters->flags, PLEAT_FLAG_BAD_INDEX);
-}
 
 __device__ static bool finite(float v)
 {
     return v - v == 0.0f; /* NaN and Inf give NaN */
 }
 
-/* Min and max of l and h over the block's threads, left in every thread's
- * l, h. Exact, so the order of the reduction does not matter. */
-__device__ static void block_box(float l[3], float h[3])
+/* Whether particle i (< count) is named for the first time in this call:
+ * each index may be given once. */
+__device__ static bool first_claim(const pleat_cuda_frame &f, uint32_t i)
+{
+    const unsigned bit = 1u << (i & 31);
+    return !(atomicOr(&f.seen[i >> 5], bit) & bit);
+}
+
+/* Min and max of l and h, and the union of flags, over the block's threads,
+ * left in every thread's. Exact, so the order of the reduction does not
+ * matter. */
+__device__ static void block_reduce(float l[3], float h[3], unsigned *flags)
 {
     __shared__ float lo[3][PLEAT_CUDA_BLOCK], hi[3][PLEAT_CUDA_BLOCK];
+    __shared__ unsigned any[PLEAT_CUDA_BLOCK];
     for (int a = 0; a < 3; ++a) {
         lo[a][threadIdx.x] = l[a];
         hi[a][threadIdx.x] = h[a];
     }
+    any[threadIdx.x] = *flags;
     __syncthreads();
     for (unsigned stride = PLEAT_CUDA_BLOCK / 2; stride > 0; stride /= 2) {
         if (threadIdx.x < stride) {
@@ -42,6 +40,7 @@ __device__ static void block_box(float l[3], float h[3])
                 lo[a][threadIdx.x] = ol < lo[a][threadIdx.x] ? ol : lo[a][threadIdx.x];
                 hi[a][threadIdx.x] = oh > hi[a][threadIdx.x] ? oh : hi[a][threadIdx.x];
             }
+            any[threadIdx.x] |= any[threadIdx.x + stride];
         }
         __syncthreads();
     }
@@ -49,6 +48,7 @@ __device__ static void block_box(float l[3], float h[3])
         l[a] = lo[a][0];
         h[a] = hi[a][0];
     }
+    *flags = any[0];
 }
 
 /* Widens the box [l, h] to take in [lv, hv]. */
@@ -67,8 +67,13 @@ __global__ void bounds_kernel(pleat_cuda_frame f)
     /* 64-bit: a stride past the last slot must not wrap */
     for (size_t s = (size_t)blockIdx.x * blockDim.x + threadIdx.x; s < f.m;
          s += (size_t)gridDim.x * blockDim.x) {
-        if (pleat_cuda_particle(f, (uint32_t)s) >= f.count)
-            continue; /* reported by the index check */
+        const uint32_t i = pleat_cuda_particle(f, (uint32_t)s);
+        if (i >= f.count) {
+            flags |= PLEAT_FLAG_BAD_INDEX;
+            continue; /* nothing to read there */
+        }
+        if (f.indices && !first_claim(f, i))
+            flags |= PLEAT_FLAG_BAD_INDEX;
         const size_t d = pleat_cuda_data(f, (uint32_t)s);
         const float4 p = pleat_cuda_row(f, f.particles, d);
         float v[3] = {p.x, p.y, p.z};
@@ -83,26 +88,27 @@ __global__ void bounds_kernel(pleat_cuda_frame f)
         }
         widen(l, h, v, v);
     }
-    if (flags)
-        atomicOr(&f.counters->flags, flags);
-    block_box(l, h);
-    if (threadIdx.x == 0) {
-        for (int a = 0; a < 3; ++a) {
-            f.block_bounds[6 * blockIdx.x + a] = l[a];
-            f.block_bounds[6 * blockIdx.x + 3 + a] = h[a];
-        }
-    }
+    block_reduce(l, h, &flags);
+    if (threadIdx.x == 0)
+        f.blocks[blockIdx.x] = pleat_cuda_block_box{{l[0], l[1], l[2]}, {h[0], h[1], h[2]}, flags};
 }
 
-/* One block: the box of every bounds block, then the grid (core/grid.h). */
+/* One block: the box and flags of every bounds block, which start the
+ * call's counters, then the grid (core/grid.h). */
 __global__ void setup_kernel(pleat_cuda_frame f, unsigned blocks)
 {
     float l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (unsigned b = threadIdx.x; b < blocks; b += blockDim.x)
-        widen(l, h, f.block_bounds + 6 * b, f.block_bounds + 6 * b + 3);
-    block_box(l, h);
-    if (threadIdx.x == 0 && f.counters->flags == 0)
-        *f.grid = pleat_grid_setup(l, h, f.consts.distance);
+    unsigned flags = 0;
+    for (unsigned b = threadIdx.x; b < blocks; b += blockDim.x) {
+        widen(l, h, f.blocks[b].lower, f.blocks[b].upper);
+        flags |= f.blocks[b].flags;
+    }
+    block_reduce(l, h, &flags);
+    if (threadIdx.x == 0) {
+        *f.counters = pleat_cuda_counters{0, 0, 0, flags};
+        if (flags == 0)
+            *f.grid = pleat_grid_setup(l, h, f.consts.distance);
+    }
 }
 
 __global__ void keys_kernel(pleat_cuda_frame f)
@@ -124,11 +130,7 @@ cudaError_t pleat_cuda_check_and_keys(const pleat_cuda_frame &f, cudaStream_t st
 {
     unsigned per_slot = pleat_cuda_blocks(f.m);
     unsigned blocks = per_slot < PLEAT_CUDA_MAX_BLOCKS ? per_slot : PLEAT_CUDA_MAX_BLOCKS;
-    cudaError_t e = cudaSuccess;
-    if (f.indices)
-        e = pleat_cuda_launch(index_check_kernel, per_slot, PLEAT_CUDA_BLOCK, stream, f);
-    if (e == cudaSuccess)
-        e = pleat_cuda_launch(bounds_kernel, blocks, PLEAT_CUDA_BLOCK, stream, f);
+    cudaError_t e = pleat_cuda_launch(bounds_kernel, blocks, PLEAT_CUDA_BLOCK, stream, f);
     if (e == cudaSuccess)
         e = pleat_cuda_launch(setup_kernel, 1, PLEAT_CUDA_BLOCK, stream, f, blocks);
     if (e == cudaSuccess)
