@@ -12,7 +12,8 @@ __global__ void apply_kernel(pleat_cuda_frame f)
     /* the gather's copy of the particle's position, the same bits: read in
      * slot order, where reading the caller's array would be one scattered
      * load per particle before the scattered store */
-    const float at[3] = {f.x[s], f.y[s], f.z[s]};
+    const float4 row = f.pos[s];
+    const float at[3] = {row.x, row.y, row.z};
     float v[3];
     bool moved = false;
     for (int c = 0; c < 3; ++c) {
@@ -24,7 +25,7 @@ __global__ void apply_kernel(pleat_cuda_frame f)
         const uint32_t particle = moved ? pleat_cuda_particle_at(f, i) : PLEAT_CUDA_UNMOVED;
         f.moved[s] = pleat_cuda_moved{v[0], v[1], v[2], particle};
     } else if (moved) { /* an unmoved particle's bits stay as they are */
-        pleat_cuda_set_row(f, i, make_float4(v[0], v[1], v[2], f.w[s]));
+        pleat_cuda_set_row(f, i, make_float4(v[0], v[1], v[2], row.w));
     }
 }
 

@@ -190,8 +190,8 @@ static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
         {&cu->keys_in, m, sizeof(uint32_t)},
         {&cu->order_in, m, sizeof(uint32_t)},
         {&cu->cols, PLEAT_COLUMNS + 1, sizeof(uint32_t)},
-        {&cu->pos, m, 4 * sizeof(float)},
-        {&cu->rest, f->rest ? m : 0, 3 * sizeof(float)},
+        {&cu->pos, m, sizeof(float4)},
+        {&cu->rest, f->rest ? m : 0, sizeof(float4)},
         {&cu->acc, m, 3 * sizeof(unsigned long long)},
         {&cu->temp, 1, cu->temp_bytes},
     };
@@ -200,7 +200,6 @@ static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
         if (s != PLEAT_OK)
             return s;
     }
-    float *pos = (float *)cu->pos.data, *rest = (float *)cu->rest.data;
     f->aligned = (uintptr_t)f->particles % 16 == 0 && (uintptr_t)f->rest % 16 == 0;
     f->counters = (pleat_cuda_counters *)counters->data;
     f->grid = (pleat_grid *)cu->grid.data;
@@ -211,13 +210,8 @@ static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
     f->keys_in = (uint32_t *)cu->keys_in.data;
     f->order_in = (uint32_t *)cu->order_in.data;
     f->cols = (uint32_t *)cu->cols.data;
-    f->x = pos;
-    f->y = pos + m;
-    f->z = pos + 2 * m;
-    f->w = pos + 3 * m;
-    f->rx = f->rest ? rest : NULL;
-    f->ry = f->rest ? rest + m : NULL;
-    f->rz = f->rest ? rest + 2 * m : NULL;
+    f->pos = (float4 *)cu->pos.data;
+    f->rest_pos = f->rest ? (float4 *)cu->rest.data : NULL;
     f->acc = (unsigned long long *)cu->acc.data;
     return PLEAT_OK;
 }

@@ -78,8 +78,9 @@ typedef struct pleat_cuda_frame {
     uint32_t *keys_in, *order_in;   /* device, before the sort */
     uint32_t *cols;                 /* device, PLEAT_COLUMNS + 1 column starts
                                        (core/columns.h) */
-    float *x, *y, *z, *w;           /* device, sorted */
-    float *rx, *ry, *rz;            /* device, sorted, or NULL */
+    float4 *pos;                    /* device, sorted particles (x, y, z, w):
+                                       a candidate is one 16-byte load */
+    float4 *rest_pos;               /* device, sorted rest positions, or NULL */
     unsigned long long *acc;        /* device, 3 x m fixed-point sums (x, y, z),
                                        cleared by the gather (CORRECT) */
     unsigned long long *list;       /* device, LIST: pleat_pair_pack() entries */

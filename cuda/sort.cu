@@ -80,17 +80,9 @@ __global__ void gather_kernel(pleat_cuda_frame f)
         for (int c = 0; c < 3; ++c)
             f.acc[(size_t)c * f.m + s] = 0;
     uint32_t i = f.order[s];
-    const float4 p = pleat_cuda_row(f, f.particles, i);
-    f.x[s] = p.x;
-    f.y[s] = p.y;
-    f.z[s] = p.z;
-    f.w[s] = p.w;
-    if (f.rx) {
-        const float4 r = pleat_cuda_row(f, f.rest, i);
-        f.rx[s] = r.x;
-        f.ry[s] = r.y;
-        f.rz[s] = r.z;
-    }
+    f.pos[s] = pleat_cuda_row(f, f.particles, i);
+    if (f.rest_pos)
+        f.rest_pos[s] = pleat_cuda_row(f, f.rest, i);
 }
 
 cudaError_t pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream)

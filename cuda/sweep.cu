@@ -52,10 +52,9 @@ __device__ static void add_sum(unsigned long long *sum, int64_t v)
 __device__ static void correct(const pleat_cuda_frame &f, warp_share *share, uint32_t base,
                                uint32_t lane, uint32_t b)
 {
-    const uint32_t a = base + lane;
+    const float4 pa = f.pos[base + lane], pb = f.pos[b];
     int64_t ci[3], cj[3];
-    pleat_pair_correction(f.x[b] - f.x[a], f.y[b] - f.y[a], f.z[b] - f.z[a], f.w[a], f.w[b],
-                          &f.consts, ci, cj);
+    pleat_pair_correction(pb.x - pa.x, pb.y - pa.y, pb.z - pa.z, pa.w, pb.w, &f.consts, ci, cj);
     for (int c = 0; c < 3; ++c) {
         add_sum(&f.acc[(size_t)c * f.m + b], -cj[c]);
         if (ci[c] != 0)
@@ -107,10 +106,11 @@ __device__ static void finish(const pleat_cuda_frame &f, warp_share *share, uint
 /* Whether a and b (within the distance) make a pair: the rest rule. */
 __device__ static bool is_pair(const pleat_cuda_frame &f, uint32_t a, uint32_t b)
 {
-    return !f.rx || !pleat_pair_rest_ignored(pleat_length2(f.rx[b] - f.rx[a],
-                                                           f.ry[b] - f.ry[a],
-                                                           f.rz[b] - f.rz[a]),
-                                             &f.consts);
+    if (!f.rest_pos)
+        return true;
+    const float4 ra = f.rest_pos[a], rb = f.rest_pos[b];
+    return !pleat_pair_rest_ignored(pleat_length2(rb.x - ra.x, rb.y - ra.y, rb.z - ra.z),
+                                    &f.consts);
 }
 
 /* LIST: the lanes' close pairs (a, b where hit) into the list, in the next
@@ -180,12 +180,10 @@ __global__ void __launch_bounds__(PLEAT_CUDA_BLOCK, SWEEP_BLOCKS_PER_SM)
                    base = a - lane;
     warp_share *share = &shares[threadIdx.x / 32];
     pleat_candidates l = {};
-    float xa = 0.0f, ya = 0.0f, za = 0.0f;
+    float4 pa = {};
     if (a < f.m) {
         l = pleat_find_candidates(f.cols, f.keys, a, f.grid->sweep_reach);
-        xa = f.x[a];
-        ya = f.y[a];
-        za = f.z[a];
+        pa = f.pos[a];
     }
     for (int c = 0; c < 3; ++c)
         share->own[c][lane] = 0;
@@ -199,8 +197,10 @@ __global__ void __launch_bounds__(PLEAT_CUDA_BLOCK, SWEEP_BLOCKS_PER_SM)
         const uint32_t b = pleat_candidate(&l, t);
         bool hit = false;
         if (t < l.total) {
-            const float dx = f.x[b] - xa, dy = f.y[b] - ya, dz = f.z[b] - za;
-            hit = pleat_pair_within(pleat_length2(dx, dy, dz), &f.consts) && is_pair(f, a, b);
+            const float4 pb = f.pos[b];
+            hit = pleat_pair_within(pleat_length2(pb.x - pa.x, pb.y - pa.y, pb.z - pa.z),
+                                    &f.consts) &&
+                  is_pair(f, a, b);
         }
         pairs += hit;
         if (f.mode == PLEAT_CUDA_LIST)

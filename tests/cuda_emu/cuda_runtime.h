@@ -139,6 +139,7 @@ struct alignas(16) float4 {
     float4 &operator=(const float4 &from)
     {
         aligned(this);
+        aligned(&from);
         x = from.x, y = from.y, z = from.z, w = from.w;
         return *this;
     }
