@@ -9,29 +9,40 @@
 #
 #   bench/interleave.sh OLD-BENCH NEW-BENCH [pleat-bench options]
 #
-# ROUNDS (default 8) sets the rounds; every run's rows go to RUNS (default
-# a temporary file). Profiling is off (--no-profile) and the baseline is not
-# timed (--no-baseline) unless asked for.
+# ROUNDS (default 8) sets the rounds; with SECONDS_MAX, no round starts
+# after that many seconds (the table then covers the rounds run). Every
+# run's rows go to RUNS (default: a temporary file). Profiling is off
+# (--no-profile) and the baseline is not timed (--no-baseline) unless asked
+# for.
 set -euo pipefail
-[[ $# -ge 2 ]] || { sed -n '2,14p' "$0"; exit 2; }
+[[ $# -ge 2 ]] || { sed -n '2,16p' "$0"; exit 2; }
 old=$1 new=$2
 shift 2
+for bench in "$old" "$new"; do
+  [[ -x $bench ]] || { echo "interleave.sh: no pleat-bench at $bench" >&2; exit 2; }
+done
 rounds=${ROUNDS:-8}
-runs=${RUNS:-$(mktemp)}
+if [[ -z ${RUNS:-} ]]; then
+  RUNS=$(mktemp)
+  trap 'rm -f "$RUNS"' EXIT
+fi
 
 args=(--no-profile --no-baseline "$@")
-: >"$runs"
+: >"$RUNS"
+done_rounds=0
 for ((r = 1; r <= rounds; ++r)); do
+  [[ -n ${SECONDS_MAX:-} ]] && ((SECONDS >= SECONDS_MAX)) && break
   for v in old new; do
     # a failed run is said, and its rows (if any) still count
-    "${!v}" "${args[@]}" 2>/dev/null |
-      awk -v v="$v" '$2 ~ /^[0-9]+$/ { print v, $1, $2, $3, $4, $5, $6 }' >>"$runs" ||
+    "${!v}" "${args[@]}" |
+      awk -v v="$v" '$2 ~ /^[0-9]+$/ { print v, $1, $2, $3, $4, $5, $6 }' >>"$RUNS" ||
       echo "interleave.sh: the $v bench (${!v}) failed in round $r" >&2
   done
+  done_rounds=$r
 done
 
-echo "$rounds interleaved runs each; ms per call"
-python3 - "$runs" <<'PY'
+echo "$done_rounds interleaved runs each; ms per call"
+python3 - "$RUNS" <<'PY'
 import collections, statistics, sys
 rows = collections.defaultdict(lambda: collections.defaultdict(list))
 for line in open(sys.argv[1]):

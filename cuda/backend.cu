@@ -200,7 +200,8 @@ static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
         if (s != PLEAT_OK)
             return s;
     }
-    f->aligned = (uintptr_t)f->particles % 16 == 0 && (uintptr_t)f->rest % 16 == 0;
+    f->aligned = (uintptr_t)f->particles % 16 == 0 && (uintptr_t)f->out % 16 == 0 &&
+                 (uintptr_t)f->rest % 16 == 0;
     f->counters = (pleat_cuda_counters *)counters->data;
     f->grid = (pleat_grid *)cu->grid.data;
     f->blocks = (pleat_cuda_block_box *)cu->bounds.data;
@@ -572,8 +573,9 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
         return st; /* nothing queued: a failed wait queues nothing either */
     st = queue_collide(cu, &f, &l);
     mark_done(cu, s, captured); /* a failed call may have queued work on the scratch too */
-    /* the call reached the device, whose first step clears the counters: a
-     * failure from there on leaves them unreadable (LOST) */
+    /* the call reached the device, whose first steps reset the counters
+     * (the setup kernel, or a memset when no particle takes part): a failure
+     * from there on leaves them unreadable (LOST) */
     cu->device_checks = st == PLEAT_OK ? pleat_cuda::CHECKS_QUEUED : pleat_cuda::CHECKS_LOST;
     if (st == PLEAT_OK && stats) {
         st = read_counters(cu, f, s);

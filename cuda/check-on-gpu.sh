@@ -23,11 +23,13 @@
 # figures for one call (ncu.txt): what a tuning session with little device
 # time needs first.
 #
-# BASE=<build folder of another version> (only its bench/pleat-bench is
-# needed) times that version against this one in the same run, interleaved
-# (bench/interleave.sh, BASE_ROUNDS rounds, default 3): the cloud and the
-# folded sheet at 64k, 1M and 4M, every CUDA row. Timings of two sessions'
-# GPUs do not compare; these do.
+# BASE=<build folder of another version> (relative to the repository
+# root, as the build folder is; only its bench/pleat-bench is needed) times
+# that version against this one in the same run, interleaved
+# (bench/interleave.sh: BASE_ROUNDS rounds, default 3, none started after
+# BASE_SECONDS, default twice STEP_TIMEOUT): the cloud and the folded sheet
+# at 64k, 1M and 4M, every CUDA row. Timings of two sessions' GPUs do not
+# compare; these do. It runs last.
 #
 # Each step has a time limit (STEP_TIMEOUT seconds, default 150), so a hung
 # kernel cannot take the whole session; after a GPU step runs out of time
@@ -102,15 +104,6 @@ if ! hung "$cuda_rc" && ! hung "$check_rc"; then
     2>&1 | tee "$logs/bench-stages.txt"
 fi
 
-: >"$logs/versus-base.txt"
-if [[ -n ${BASE:-} ]] && ! hung "$cuda_rc" && ! hung "$check_rc"; then
-  step "pleat-bench: this build against $BASE, interleaved"
-  # six runs of the bench: twice the time of one step
-  ROUNDS=${BASE_ROUNDS:-3} RUNS="$logs/versus-base-runs.txt" timeout $((2 * limit)) \
-    bench/interleave.sh "$BASE/bench/pleat-bench" "$build/bench/pleat-bench" --backend cuda \
-    --scenes cloud,folded --sizes 64k,1m,4m 2>&1 | tee "$logs/versus-base.txt"
-fi
-
 # a CUDA tool on PATH or in the toolkit's bin
 tool() { command -v "$1" || ls "/usr/local/cuda/bin/$1" 2>/dev/null; }
 
@@ -151,6 +144,18 @@ else
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$logs/sanitizers.txt"
 fi
 
+: >"$logs/versus-base.txt"
+if [[ -n ${BASE:-} ]] && ! hung "$cuda_rc" && ! hung "$check_rc"; then
+  step "pleat-bench: this build against $BASE, interleaved"
+  # last, so that it can take no other step's time: rounds stop starting
+  # after BASE_SECONDS, and the timeout only catches a hung run
+  base_s=${BASE_SECONDS:-$((2 * limit))}
+  ROUNDS=${BASE_ROUNDS:-3} SECONDS_MAX=$base_s RUNS="$logs/versus-base-runs.txt" \
+    timeout $((base_s + limit)) bench/interleave.sh "$BASE/bench/pleat-bench" \
+    "$build/bench/pleat-bench" --backend cuda --scenes cloud,folded --sizes 64k,1m,4m 2>&1 |
+    tee "$logs/versus-base.txt"
+fi
+
 step "summary"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
 echo "GPU against CPU: $(tail -1 "$logs/cuda-vs-cpu.txt") (exit $cuda_rc)"
@@ -166,6 +171,6 @@ echo "same result hash: $same"
 echo "sanitizers: $(grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|skipped" "$logs/sanitizers.txt" | tr -s ' =' ' ' | paste -sd';') (exit $san_rc)"
 grep -E "^(cloud|folded) " "$logs/bench.txt"
 [[ -s $logs/versus-base.txt ]] && echo "against $BASE (old) in the same run:" &&
-  grep -E "^(scene|cloud|folded) " "$logs/versus-base.txt"
+  grep -E "^(scene|cloud|folded) |interleave.sh|interleaved runs" "$logs/versus-base.txt"
 echo "profiles: nsys.txt $(wc -l <"$logs/nsys.txt") lines, ncu.txt $(wc -l <"$logs/ncu.txt") lines"
 [[ $cuda_rc == 0 && $check_rc == 0 && $same == 1 && $san_rc == 0 ]]

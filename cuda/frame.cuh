@@ -63,8 +63,9 @@ typedef struct pleat_cuda_frame {
     uint32_t m;
     int gathered;            /* data index = slot (see above) */
     const float *rest;       /* device or NULL */
-    int aligned;             /* particles and rest start on 16 bytes: a row
-                                moves as one float4 (pleat_cuda_row) */
+    int aligned;             /* particles (in and out) and rest start on 16
+                                bytes: a row moves as one float4
+                                (pleat_cuda_row) */
     float *out;              /* where apply writes (device), when moved is NULL */
     pleat_cuda_moved *moved; /* device, m entries, or NULL: apply writes out */
     pleat_pair_consts consts;
@@ -117,18 +118,20 @@ __device__ inline float4 pleat_cuda_row(const pleat_cuda_frame &f, const float *
     return make_float4(p[0], p[1], p[2], p[3]);
 }
 
-/* Writes particle row d (f.out): v's position, and v.w, which must be the
- * row's own w (the caller's bits), when the row goes as one float4. */
-__device__ inline void pleat_cuda_set_row(const pleat_cuda_frame &f, size_t d, const float4 &v)
+/* Writes particle d's position (f.out), x and y as one 8-byte store where
+ * the rows are aligned. Never its w: the caller may be changing inverse
+ * masses meanwhile (pleat.h: pleat never does). */
+__device__ inline void pleat_cuda_set_position(const pleat_cuda_frame &f, size_t d, float x,
+                                               float y, float z)
 {
     float *p = f.out + 4 * d;
     if (f.aligned) {
-        *reinterpret_cast<float4 *>(p) = v;
-        return;
+        *reinterpret_cast<float2 *>(p) = make_float2(x, y);
+    } else {
+        p[0] = x;
+        p[1] = y;
     }
-    p[0] = v.x;
-    p[1] = v.y;
-    p[2] = v.z;
+    p[2] = z;
 }
 
 static inline unsigned pleat_cuda_blocks(uint64_t n)

@@ -128,28 +128,45 @@ inline unsigned atomicOr(unsigned *p, unsigned v)
     return old;
 }
 
-/* A GPU faults on a 16-byte access off a 16-byte boundary ("misaligned
- * address"), where x86 would not: float4 checks the address of each one it
- * is read from or written to. */
-struct alignas(16) float4 {
-    float x, y, z, w;
-    float4() = default;
-    float4(float vx, float vy, float vz, float vw) : x(vx), y(vy), z(vz), w(vw) {}
-    float4(const float4 &from) : x(from.x), y(from.y), z(from.z), w(from.w) { aligned(&from); }
-    float4 &operator=(const float4 &from)
+namespace pleat_emu {
+/* A GPU faults on a vector access (float2, float4) off a boundary of its
+ * size ("misaligned address"), where x86 would not: V's copies check the
+ * address of each one they read or write. */
+template <typename V> struct checked_vector {
+    checked_vector() = default;
+    checked_vector(const checked_vector &from) { check(&from); }
+    checked_vector &operator=(const checked_vector &from)
     {
-        aligned(this);
-        aligned(&from);
-        x = from.x, y = from.y, z = from.z, w = from.w;
+        check(this);
+        check(&from);
         return *this;
     }
-    static void aligned(const float4 *at)
+    static void check(const void *at)
     {
-        if ((uintptr_t)at % 16 != 0)
-            pleat_emu::die("misaligned address: a float4 at %p", (const void *)at);
+        if ((uintptr_t)at % alignof(V) != 0)
+            die("misaligned address: a %zu-byte vector at %p", alignof(V), at);
     }
 };
-inline float4 make_float4(float x, float y, float z, float w) { return float4(x, y, z, w); }
+} // namespace pleat_emu
+
+struct alignas(8) float2 : pleat_emu::checked_vector<float2> {
+    float x, y;
+};
+inline float2 make_float2(float x, float y)
+{
+    float2 v;
+    v.x = x, v.y = y;
+    return v;
+}
+struct alignas(16) float4 : pleat_emu::checked_vector<float4> {
+    float x, y, z, w;
+};
+inline float4 make_float4(float x, float y, float z, float w)
+{
+    float4 v;
+    v.x = x, v.y = y, v.z = z, v.w = w;
+    return v;
+}
 
 inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
 inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
