@@ -170,6 +170,9 @@ __device__ static void count(const pleat_cuda_frame &f, uint32_t lane, unsigned 
 #define SWEEP_BLOCKS_PER_SM 5
 #endif
 
+/* One kernel per mode, written once: a call's mode is fixed, and each
+ * instance's steps carry only that mode's work. */
+template <pleat_cuda_mode MODE>
 __global__ void __launch_bounds__(PLEAT_CUDA_BLOCK, SWEEP_BLOCKS_PER_SM)
     sweep_kernel(pleat_cuda_frame f)
 {
@@ -191,8 +194,7 @@ __global__ void __launch_bounds__(PLEAT_CUDA_BLOCK, SWEEP_BLOCKS_PER_SM)
     uint32_t steps = l.total; /* the warp's longest list (no __reduce_max_sync on sm_75) */
     for (int o = 16; o > 0; o /= 2)
         steps = max(steps, __shfl_xor_sync(FULL, steps, o));
-    unsigned long long pairs = 0;
-    uint32_t queued = 0;
+    uint32_t pairs = 0, queued = 0; /* pairs <= l.total */
     for (uint32_t t = 0; t < steps; ++t) {
         const uint32_t b = pleat_candidate(&l, t);
         bool hit = false;
@@ -203,17 +205,22 @@ __global__ void __launch_bounds__(PLEAT_CUDA_BLOCK, SWEEP_BLOCKS_PER_SM)
                   is_pair(f, a, b);
         }
         pairs += hit;
-        if (f.mode == PLEAT_CUDA_LIST)
+        if constexpr (MODE == PLEAT_CUDA_LIST)
             list_pairs(f, lane, hit, a, b);
-        if (f.mode == PLEAT_CUDA_CORRECT)
+        if constexpr (MODE == PLEAT_CUDA_CORRECT)
             enqueue(f, share, base, lane, hit, b, &queued);
     }
-    if (f.mode == PLEAT_CUDA_CORRECT)
+    if constexpr (MODE == PLEAT_CUDA_CORRECT)
         finish(f, share, base, lane, queued);
     count(f, lane, pairs, l.total);
 }
 
 cudaError_t pleat_cuda_sweep(const pleat_cuda_frame &f, cudaStream_t stream)
 {
-    return pleat_cuda_launch(sweep_kernel, pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, stream, f);
+    void (*kernel)(pleat_cuda_frame) = sweep_kernel<PLEAT_CUDA_COUNT>;
+    if (f.mode == PLEAT_CUDA_LIST)
+        kernel = sweep_kernel<PLEAT_CUDA_LIST>;
+    if (f.mode == PLEAT_CUDA_CORRECT)
+        kernel = sweep_kernel<PLEAT_CUDA_CORRECT>;
+    return pleat_cuda_launch(kernel, pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, stream, f);
 }
