@@ -502,6 +502,38 @@ static void write_past(unsigned n)
     cudaDeviceSynchronize();
 }
 
+/* Copies one float4, or a float2 when `two`, from in + at to out + at. */
+__global__ void vector_kernel(const float *in, float *out, unsigned at, int two)
+{
+    if (two)
+        *reinterpret_cast<float2 *>(out + at) = *reinterpret_cast<const float2 *>(in + at);
+    else
+        *reinterpret_cast<float4 *>(out + at) = *reinterpret_cast<const float4 *>(in + at);
+}
+
+/* The vector types move their floats where aligned, and abort where a GPU
+ * would fault (misaligned address). */
+static void vectors()
+{
+    float *d = device<float>(16);
+    const std::vector<float> in = {1, 2, 3, 4, 5, 6, 7, 8};
+    cudaMemcpy(d, in.data(), 8 * sizeof(float), cudaMemcpyHostToDevice);
+    launch(vector_kernel, 1, 1, nullptr, (const float *)d, d + 8, 4u, 0);
+    launch(vector_kernel, 1, 1, nullptr, (const float *)d, d + 8, 2u, 1);
+    const std::vector<float> out = back(d + 8, 8);
+    expect(std::equal(out.begin() + 2, out.end(), in.begin() + 2),
+           "an aligned float4 and float2 copy their floats");
+    auto copy = [d](unsigned at, int two) {
+        return [d, at, two]() {
+            launch(vector_kernel, 1, 1, nullptr, (const float *)d, d + 8, at, two);
+            cudaDeviceSynchronize();
+        };
+    };
+    expect(dies_of(SIGABRT, copy(2, 0)), "a float4 off a 16-byte boundary aborts");
+    expect(dies_of(SIGABRT, copy(1, 1)), "a float2 off an 8-byte boundary aborts");
+    cudaFree(d);
+}
+
 static void aborts()
 {
     unsigned *d = device<unsigned>(64);
@@ -585,6 +617,7 @@ int main()
     capture();
     sort();
     aborts();
+    vectors();
     order();
     printf("cuda emulator: %d passed, %d failed\n", checks - failures, failures);
     return failures ? 1 : 0;
