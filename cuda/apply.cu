@@ -23,7 +23,7 @@ __global__ void apply_kernel(pleat_cuda_frame f)
     }
     if (f.moved) {
         const uint32_t particle = moved ? pleat_cuda_particle_at(f, i) : PLEAT_CUDA_UNMOVED;
-        f.moved[s] = pleat_cuda_moved{v[0], v[1], v[2], particle};
+        f.moved[i] = pleat_cuda_moved{v[0], v[1], v[2], particle};
     } else if (moved) { /* an unmoved particle's bits stay as they are */
         pleat_cuda_set_position(f, i, v[0], v[1], v[2]);
     }

@@ -468,8 +468,9 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
 }
 
 /* Writes the moved particles (only those, as the CPU does) into the
- * caller's array. The copy runs on the context's stream: cudaMemcpy would
- * use the legacy default stream and wait for the application's work. */
+ * caller's array, in its order (pleat_cuda_moved). The copy runs on the
+ * context's stream: cudaMemcpy would use the legacy default stream and wait
+ * for the application's work. */
 static pleat_status copy_out_moved(pleat_cuda *cu, pleat_job *job, const pleat_cuda_frame &f)
 {
     const pleat_cuda_moved *moved = (const pleat_cuda_moved *)cu->host_moved.data;
@@ -479,8 +480,8 @@ static pleat_status copy_out_moved(pleat_cuda *cu, pleat_job *job, const pleat_c
         e = cudaStreamSynchronize(cu->stream);
     if (e != cudaSuccess)
         return status_of(e);
-    for (uint32_t s = 0; s < f.m; ++s) {
-        const pleat_cuda_moved *mv = &moved[s];
+    for (uint32_t d = 0; d < f.m; ++d) {
+        const pleat_cuda_moved *mv = &moved[d];
         if (mv->particle == PLEAT_CUDA_UNMOVED)
             continue;
         float *p = job->particles + 4 * (size_t)mv->particle;

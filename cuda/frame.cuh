@@ -40,12 +40,14 @@ typedef struct pleat_cuda_block_box {
     unsigned int flags;
 } pleat_cuda_block_box;
 
-/* What apply leaves for a host-pointer call, per taking-part slot: the new
+/* What apply leaves for a host-pointer call, per data index (the caller's
+ * order: the particle number, or the place in a subset's indices): the new
  * position and the particle, or PLEAT_CUDA_UNMOVED when no sum moved it. The
  * host writes back only the moved ones, as the CPU's apply does, so calls on
  * disjoint subsets of one array from separate contexts never undo each
- * other. */
-typedef struct pleat_cuda_moved {
+ * other; in the caller's order, its writes run through the array instead of
+ * jumping in key order (a cache miss each in a large scattered cloud). */
+typedef struct alignas(16) pleat_cuda_moved {
     float x, y, z;
     uint32_t particle;
 } pleat_cuda_moved;
