@@ -73,11 +73,19 @@ static void upload(void *d, const void *host, size_t bytes)
         die("cudaMemcpy");
 }
 
-static void *to_device(const void *host, size_t bytes)
+/* bytes of device memory (at least 4, so that an empty array still has an
+ * address). */
+static void *device_alloc(size_t bytes)
 {
     void *d = NULL;
     if (cudaMalloc(&d, bytes ? bytes : 4) != cudaSuccess)
         die("cudaMalloc");
+    return d;
+}
+
+static void *to_device(const void *host, size_t bytes)
+{
+    void *d = device_alloc(bytes);
     upload(d, host, bytes);
     return d;
 }
@@ -87,9 +95,7 @@ static void *to_device(const void *host, size_t bytes)
  * cudaFree. */
 static float *to_device_skewed(const float *host, size_t floats, size_t skip, void **base)
 {
-    *base = NULL;
-    if (cudaMalloc(base, (floats + skip) * sizeof(float)) != cudaSuccess)
-        die("cudaMalloc");
+    *base = device_alloc((floats + skip) * sizeof(float));
     float *d = (float *)*base + skip;
     upload(d, host, floats * sizeof(float));
     return d;
