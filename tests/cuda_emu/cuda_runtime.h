@@ -127,6 +127,15 @@ inline unsigned atomicOr(unsigned *p, unsigned v)
     *p = old | v;
     return old;
 }
+/* Counts up to limit, then wraps to 0. */
+inline unsigned atomicInc(unsigned *p, unsigned limit)
+{
+    unsigned old = *p;
+    *p = old >= limit ? 0 : old + 1;
+    return old;
+}
+/* Every thread sees every write at once here (emu.h): nothing to order. */
+inline void __threadfence() {}
 
 namespace pleat_emu {
 /* A GPU faults on a vector access (float2, float4) off a boundary of its

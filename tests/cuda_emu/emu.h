@@ -21,7 +21,10 @@
  *   they go on one at a time in thread order, one legal schedule of many;
  *   PLEAT_CUDA_EMULATOR_ORDER=reverse starts and resumes them in the other
  *   order, so code that depends on the order between two sync points gives
- *   other bits in one of the two runs.
+ *   other bits in one of the two runs. Blocks run one after another, in
+ *   blockIdx order, or the other way round with reverse: so a grid's "last
+ *   block to finish" is its last block in one run and its first in the
+ *   other.
  *   An intrinsic whose mask names a lane that has exited or waits
  *   elsewhere, lanes meeting at different intrinsics, __syncthreads after a
  *   thread of the block has exited, and a block that cannot go on all abort

@@ -87,7 +87,8 @@ thread_rec *cur;
 fiber *cur_fiber;
 void *sched_sp;
 std::vector<fiber *> idle_fibers;
-/* PLEAT_CUDA_EMULATOR_ORDER=reverse: threads start and resume last first */
+/* PLEAT_CUDA_EMULATOR_ORDER=reverse: threads start and resume last first,
+ * and blocks run last first */
 bool reverse_order = [] {
     const char *order = getenv("PLEAT_CUDA_EMULATOR_ORDER");
     return order && strcmp(order, "reverse") == 0;
@@ -248,7 +249,8 @@ void run_grid(const std::function<void()> &body, dim3 grid, dim3 block)
         b.order[k] = reverse_order ? b.n - 1 - k : k;
     b.waits.resize((b.n + 31) / 32);
     b.exited_lanes.resize(b.waits.size());
-    for (unsigned x = 0; x < grid.x; ++x) {
+    for (unsigned k = 0; k < grid.x; ++k) {
+        const unsigned x = reverse_order ? grid.x - 1 - k : k;
         b.bidx = blockIdx = uint3{x, 0, 0};
         for (unsigned t = 0; t < b.n; ++t)
             b.threads[t] = thread_rec{{t, 0, 0}, UNSTARTED, false, nullptr, 0};

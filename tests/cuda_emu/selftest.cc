@@ -588,10 +588,29 @@ __global__ void racy_kernel(unsigned *out, unsigned writer, unsigned reader)
         out[0] = s;
 }
 
+/* Each block takes a ticket, counting up to the grid's last and wrapping
+ * to 0 (the last-block pattern's counter): out[block] = its ticket. */
+__global__ void ticket_kernel(unsigned *counter, unsigned *out)
+{
+    if (threadIdx.x == 0)
+        out[blockIdx.x] = atomicInc(counter, gridDim.x - 1);
+}
+
 static void order()
 {
     const char *o = getenv("PLEAT_CUDA_EMULATOR_ORDER");
     const bool reverse = o && strcmp(o, "reverse") == 0;
+    const unsigned blocks = 5;
+    unsigned *t = device<unsigned>(1 + blocks);
+    cudaMemset(t, 0, sizeof(unsigned));
+    launch(ticket_kernel, blocks, 32, nullptr, t, t + 1);
+    std::vector<unsigned> got = back(t, 1 + blocks);
+    bool tickets = got[0] == 0; /* wrapped after the last */
+    for (unsigned b = 0; b < blocks; ++b)
+        tickets &= got[1 + b] == (reverse ? blocks - 1 - b : b);
+    expect(tickets, "blocks run in the order's direction, and atomicInc wraps at its limit");
+    cudaFree(t);
+
     unsigned *d = device<unsigned>(1);
     /* the first lane to resume is the first in the order, even when another
      * lane was the last to arrive: so the ends of the warp race too */
