@@ -14,6 +14,7 @@
 #include "core/alloc.h"
 #include "core/clock.h"
 
+#include <initializer_list>
 #include <stdio.h>
 #include <string.h>
 #include <type_traits>
@@ -575,7 +576,7 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
     st = queue_collide(cu, &f, &l);
     mark_done(cu, s, captured); /* a failed call may have queued work on the scratch too */
     /* the call reached the device, whose first steps reset the counters
-     * (the setup kernel, or a memset when no particle takes part): a failure
+     * (the last bounds block, or a memset when no particle takes part): a failure
      * from there on leaves them unreadable (LOST) */
     cu->device_checks = st == PLEAT_OK ? pleat_cuda::CHECKS_QUEUED : pleat_cuda::CHECKS_LOST;
     if (st == PLEAT_OK && stats) {
@@ -672,12 +673,13 @@ extern "C" pleat_status pleat_cuda_create(int device, void **impl, char *describ
         st = reserve(cu, &cu->counters, 1, sizeof(pleat_cuda_counters));
     if (st == PLEAT_OK)
         st = reserve(cu, &cu->device_counters, 1, sizeof(pleat_cuda_counters));
-    /* clear: a captured call sets CHECKS_QUEUED before its graph runs. On
-     * the context's stream, waited for: a plain cudaMemset would go to the
-     * legacy stream, which the calls' non-blocking streams do not wait for */
-    if (st == PLEAT_OK)
-        st = status_of(cudaMemsetAsync(cu->device_counters.data, 0, sizeof(pleat_cuda_counters),
-                                       cu->stream));
+    /* clear: a captured call sets CHECKS_QUEUED before its graph runs, and
+     * the bounds blocks' ticket starts at 0 (frame.cuh). On the context's
+     * stream, waited for: a plain cudaMemset would go to the legacy stream,
+     * which the calls' non-blocking streams do not wait for */
+    for (device_buffer *c : {&cu->counters, &cu->device_counters})
+        if (st == PLEAT_OK)
+            st = status_of(cudaMemsetAsync(c->data, 0, sizeof(pleat_cuda_counters), cu->stream));
     if (st == PLEAT_OK)
         st = status_of(cudaStreamSynchronize(cu->stream));
     if (st != PLEAT_OK) {

@@ -120,8 +120,8 @@ else
   # the report itself stays in the build folder: only its tables come back
   [[ -n $nsys ]] && run "$nsys" profile --trace=cuda --stats=true --force-overwrite=true \
     -o "$build/nsys-1m" "${bench_1m[@]}" --repeats 5 >"$logs/nsys.txt" 2>&1
-  # a call's kernels (12: 3 for the keys, 6 of CUB's sort, gather, sweep,
-  # apply), after those of the first calls
+  # a call's kernels (11: 2 for the checks and keys, 6 of CUB's sort,
+  # gather, sweep, apply), after those of the first calls
   [[ -n $ncu ]] && run "$ncu" --launch-skip 30 --launch-count 15 --section SpeedOfLight \
     --section Occupancy --section MemoryWorkloadAnalysis "${bench_1m[@]}" --repeats 3 \
     >"$logs/ncu.txt" 2>&1

@@ -28,10 +28,12 @@ typedef enum pleat_cuda_mode {
     PLEAT_CUDA_CORRECT
 } pleat_cuda_mode;
 
-/* Device counters of one call. */
+/* Device counters of one call, and the bounds blocks' ticket (keys.cu),
+ * which is 0 between calls: zeroed with the context, and every bounds
+ * launch wraps it back. */
 typedef struct pleat_cuda_counters {
     unsigned long long pairs, tests, listed;
-    unsigned int flags;
+    unsigned int flags, ticket;
 } pleat_cuda_counters;
 
 /* What one bounds block found: the box of its particles and its flags. */
@@ -73,7 +75,7 @@ typedef struct pleat_cuda_frame {
     pleat_pair_consts consts;
     pleat_cuda_mode mode;
 
-    pleat_grid *grid;               /* device, written by the setup kernel */
+    pleat_grid *grid;               /* device, written by the last bounds block */
     pleat_cuda_counters *counters;  /* device */
     pleat_cuda_block_box *blocks;   /* device, one per bounds block */
     unsigned int *seen;             /* device bitmap, count bits */

@@ -1,8 +1,8 @@
 /* Stage 1 on the GPU: the checks and the bounds in one pass over the slots
- * (a box and flags per block), then one block that finishes both, starts
- * the call's counters (a memset fewer) and sets the grid up, then the keys.
- * Min and max are exact, so the box, and with it every key, matches the
- * CPU's. */
+ * (a box and flags per block); the last block to finish also reduces every
+ * block's, starts the call's counters (a memset fewer) and sets the grid up
+ * (a launch fewer than a block of its own). Then the keys. Min and max are
+ * exact, so the box, and with it every key, matches the CPU's. */
 #include "frame.cuh"
 
 #include <math.h>
@@ -60,6 +60,57 @@ __device__ static void widen(float l[3], float h[3], const float lv[3], const fl
     }
 }
 
+/* Reads block b's box with loads that skip L1: another SM wrote it. */
+__device__ static void read_box(const pleat_cuda_frame &f, unsigned b, float lv[3], float hv[3],
+                                unsigned *flags)
+{
+    const volatile pleat_cuda_block_box *box = f.blocks + b;
+    for (int a = 0; a < 3; ++a) {
+        lv[a] = box->lower[a];
+        hv[a] = box->upper[a];
+    }
+    *flags = box->flags;
+}
+
+/* Run by the last bounds block: the box and flags of every block, which
+ * start the call's counters, then the grid (core/grid.h). */
+__device__ static void setup(const pleat_cuda_frame &f)
+{
+    float l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
+    unsigned flags = 0;
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) {
+        float lv[3], hv[3];
+        unsigned bf;
+        read_box(f, b, lv, hv, &bf);
+        widen(l, h, lv, hv);
+        flags |= bf;
+    }
+    block_reduce(l, h, &flags);
+    if (threadIdx.x == 0) {
+        /* not the ticket: it has wrapped to 0, ready for the next call */
+        pleat_cuda_counters *c = f.counters;
+        c->pairs = c->tests = c->listed = 0;
+        c->flags = flags;
+        if (flags == 0)
+            *f.grid = pleat_grid_setup(l, h, f.consts.distance);
+    }
+}
+
+/* Whether this block is the last of the grid to leave its box: it takes a
+ * ticket after its box is visible to every block (the fence), and the one
+ * that takes the last, gridDim.x - 1, also wraps the count back to 0. */
+__device__ static bool last_block(const pleat_cuda_frame &f)
+{
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicInc(&f.counters->ticket, gridDim.x - 1) == gridDim.x - 1;
+        __threadfence(); /* the other blocks' boxes are read after the ticket */
+    }
+    __syncthreads();
+    return last;
+}
+
 __global__ void bounds_kernel(pleat_cuda_frame f)
 {
     float l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -91,24 +142,10 @@ __global__ void bounds_kernel(pleat_cuda_frame f)
     block_reduce(l, h, &flags);
     if (threadIdx.x == 0)
         f.blocks[blockIdx.x] = pleat_cuda_block_box{{l[0], l[1], l[2]}, {h[0], h[1], h[2]}, flags};
-}
-
-/* One block: the box and flags of every bounds block, which start the
- * call's counters, then the grid (core/grid.h). */
-__global__ void setup_kernel(pleat_cuda_frame f, unsigned blocks)
-{
-    float l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
-    unsigned flags = 0;
-    for (unsigned b = threadIdx.x; b < blocks; b += blockDim.x) {
-        widen(l, h, f.blocks[b].lower, f.blocks[b].upper);
-        flags |= f.blocks[b].flags;
-    }
-    block_reduce(l, h, &flags);
-    if (threadIdx.x == 0) {
-        *f.counters = pleat_cuda_counters{0, 0, 0, flags};
-        if (flags == 0)
-            *f.grid = pleat_grid_setup(l, h, f.consts.distance);
-    }
+    /* last_block's __syncthreads also ends the reads of block_reduce's
+     * shared memory, which setup's block_reduce writes again */
+    if (last_block(f))
+        setup(f);
 }
 
 __global__ void keys_kernel(pleat_cuda_frame f)
@@ -118,7 +155,7 @@ __global__ void keys_kernel(pleat_cuda_frame f)
         return;
     const uint32_t d = pleat_cuda_data(f, s);
     uint32_t key = 0;
-    if (pleat_cuda_particle(f, s) < f.count && f.counters->flags == 0) {
+    if (f.counters->flags == 0) { /* no flag: every slot's particle is < count */
         const float4 p = pleat_cuda_row(f, f.particles, d);
         key = pleat_grid_key(f.grid, p.x, p.y, p.z);
     }
@@ -131,8 +168,6 @@ cudaError_t pleat_cuda_check_and_keys(const pleat_cuda_frame &f, cudaStream_t st
     unsigned per_slot = pleat_cuda_blocks(f.m);
     unsigned blocks = per_slot < PLEAT_CUDA_MAX_BLOCKS ? per_slot : PLEAT_CUDA_MAX_BLOCKS;
     cudaError_t e = pleat_cuda_launch(bounds_kernel, blocks, PLEAT_CUDA_BLOCK, stream, f);
-    if (e == cudaSuccess)
-        e = pleat_cuda_launch(setup_kernel, 1, PLEAT_CUDA_BLOCK, stream, f, blocks);
     if (e == cudaSuccess)
         e = pleat_cuda_launch(keys_kernel, per_slot, PLEAT_CUDA_BLOCK, stream, f);
     return e;
