@@ -114,9 +114,11 @@ static bool error_pending(void)
     return cudaPeekAtLastError() != cudaSuccess;
 }
 
+/* Not on NULL: cudaFree documents NULL as a no-op, cudaFreeHost does not. */
 static void release(device_buffer *b)
 {
-    ok(b->pinned ? cudaFreeHost(b->data) : cudaFree(b->data));
+    if (b->data)
+        ok(b->pinned ? cudaFreeHost(b->data) : cudaFree(b->data));
 }
 
 /* Waits until the last call's work is done, before its scratch is freed:
