@@ -14,8 +14,8 @@
 #                                           CUDA runtime need no GPU to build
 #
 # Where compute-sanitizer is found (SANITIZE=0 skips it), memcheck runs the
-# GPU check and racecheck a small benchmark; the failed CUDA calls that the
-# pending-error check makes on purpose are not reported.
+# GPU check, and racecheck and synccheck a small benchmark; the failed CUDA
+# calls that the pending-error check makes on purpose are not reported.
 #
 # Where Nsight Systems (nsys) and Nsight Compute (ncu) are found (PROFILE=0
 # skips them), the 1M cloud is profiled: every kernel's and copy's GPU time
@@ -135,12 +135,16 @@ if [[ ${SANITIZE:-1} == 0 || -z $sanitizer ]]; then
 elif [[ $cuda_rc != 0 && $cuda_rc != 1 ]]; then
   echo "skipped: the GPU check did not run through (exit $cuda_rc)" >"$logs/sanitizers.txt"
 else
-  step "compute-sanitizer: memcheck on the GPU check, racecheck on a small bench"
+  step "compute-sanitizer: memcheck on the GPU check, racecheck and synccheck on a small bench"
   run "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 1 \
     "$build/tests/pleat-check-cuda" >"$logs/sanitizers.txt" 2>&1 || san_rc=1
-  run "$sanitizer" --tool racecheck --error-exitcode 1 "$build/bench/pleat-bench" --backend cuda \
-    --no-baseline --no-profile --scenes cloud,folded --sizes 1k,16k --repeats 1 \
-    >>"$logs/sanitizers.txt" 2>&1 || san_rc=1
+  # shared memory races, then barriers and warp syncs not reached by the
+  # threads they name: what the CUDA emulator checks too, here on the GPU
+  for t in racecheck synccheck; do
+    run "$sanitizer" --tool $t --error-exitcode 1 "$build/bench/pleat-bench" --backend cuda \
+      --no-baseline --no-profile --scenes cloud,folded --sizes 1k,16k --repeats 1 \
+      >>"$logs/sanitizers.txt" 2>&1 || san_rc=1
+  done
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$logs/sanitizers.txt"
 fi
 
