@@ -378,7 +378,13 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  *   do not destroy the context (wait for that stream first);
  * - make no larger call on the context afterwards (it would grow, and free,
  *   the scratch the graph uses), and launch no graph of it once the context
- *   is destroyed.
+ *   is destroyed;
+ * - with a driver older than CUDA 12.3 and lazy module loading (Linux's
+ *   default since CUDA 12.2), a kernel's first launch loads it, which cannot
+ *   happen inside a capture: make the call uncaptured first with the
+ *   particle count it is captured with (the sort picks its kernels by
+ *   size), or set CUDA_MODULE_LOADING=EAGER. A build with CUDA 13 needs a
+ *   newer driver anyway.
  * Host-pointer calls on a CUDA context copy from the caller's memory (a
  * subset through pinned staging) and may allocate, which a capture in
  * cudaStreamCaptureModeGlobal forbids: while another thread captures in
