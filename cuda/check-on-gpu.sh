@@ -136,16 +136,25 @@ elif [[ $cuda_rc != 0 && $cuda_rc != 1 ]]; then
   echo "skipped: the GPU check did not run through (exit $cuda_rc)" >"$logs/sanitizers.txt"
 else
   step "compute-sanitizer: memcheck on the GPU check, racecheck and synccheck on a small bench"
-  run "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 1 \
-    "$build/tests/pleat-check-cuda" >"$logs/sanitizers.txt" 2>&1 || san_rc=1
+  : >"$logs/sanitizers.txt"
+  # one tool on one command; a run stopped by the step limit found nothing
+  # yet, which is no pass: it fails the check, and says so
+  sanitize() {
+    local t=$1
+    shift
+    run "$sanitizer" --tool "$t" --error-exitcode 1 "$@" >>"$logs/sanitizers.txt" 2>&1
+    local rc=$?
+    hung $rc && echo "$t: incomplete, stopped at the ${limit} s step limit" >>"$logs/sanitizers.txt"
+    [[ $rc == 0 ]] || san_rc=1
+  }
+  sanitize memcheck --report-api-errors no "$build/tests/pleat-check-cuda"
   # shared memory races, then barriers and warp syncs not reached by the
   # threads they name: what the CUDA emulator checks too, here on the GPU
   for t in racecheck synccheck; do
-    run "$sanitizer" --tool $t --error-exitcode 1 "$build/bench/pleat-bench" --backend cuda \
-      --no-baseline --no-profile --scenes cloud,folded --sizes 1k,16k --repeats 1 \
-      >>"$logs/sanitizers.txt" 2>&1 || san_rc=1
+    sanitize $t "$build/bench/pleat-bench" --backend cuda --no-baseline --no-profile \
+      --scenes cloud,folded --sizes 1k,16k --repeats 1
   done
-  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$logs/sanitizers.txt"
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|incomplete" "$logs/sanitizers.txt"
 fi
 
 : >"$logs/versus-base.txt"
@@ -172,7 +181,7 @@ echo "CPU:  $cpu_hash"
 same=0
 [[ -n $cpu_hash && $cuda_hash == "$cpu_hash" ]] && same=1
 echo "same result hash: $same"
-echo "sanitizers: $(grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|skipped" "$logs/sanitizers.txt" | tr -s ' =' ' ' | paste -sd';') (exit $san_rc)"
+echo "sanitizers: $(grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|skipped|incomplete" "$logs/sanitizers.txt" | tr -s ' =' ' ' | paste -sd';') (exit $san_rc)"
 grep -E "^(cloud|folded) " "$logs/bench.txt"
 [[ -s $logs/versus-base.txt ]] && echo "against $BASE (old) in the same run:" &&
   grep -E "^(scene|cloud|folded) |interleave.sh|interleaved runs" "$logs/versus-base.txt"
