@@ -297,22 +297,23 @@ static bool can_collide(const pleat_cuda_frame &f)
     return f.m > 1 && f.consts.distance > 0.0f;
 }
 
-/* Queues every stage up to the sweep (checks, keys, sort, gather). */
-static cudaError_t queue_prepare(pleat_cuda *cu, const pleat_cuda_frame &f, laps *l)
+/* Queues every stage up to the sweep (checks, keys, sort, gather). The
+ * sort points f's keys and order at its output, for the kernels after it. */
+static cudaError_t queue_prepare(pleat_cuda *cu, pleat_cuda_frame *f, laps *l)
 {
     cudaStream_t s = l->stream;
     cudaError_t e = cudaSuccess;
-    if (f.indices && f.count > 0)
-        e = cudaMemsetAsync(f.seen, 0, ((size_t)f.count + 31) / 32 * sizeof(unsigned), s);
+    if (f->indices && f->count > 0)
+        e = cudaMemsetAsync(f->seen, 0, ((size_t)f->count + 31) / 32 * sizeof(unsigned), s);
     if (e != cudaSuccess)
         return e;
-    if (f.m == 0) /* no kernel runs, and the counters read as zero */
-        return cudaMemsetAsync(f.counters, 0, sizeof *f.counters, s);
-    if ((e = pleat_cuda_check_and_keys(f, s)) != cudaSuccess ||
-        (e = lap(l, &l->t->bounds_keys_ms)) != cudaSuccess || !can_collide(f))
+    if (f->m == 0) /* no kernel runs, and the counters read as zero */
+        return cudaMemsetAsync(f->counters, 0, sizeof *f->counters, s);
+    if ((e = pleat_cuda_check_and_keys(*f, s)) != cudaSuccess ||
+        (e = lap(l, &l->t->bounds_keys_ms)) != cudaSuccess || !can_collide(*f))
         return e;
     if ((e = pleat_cuda_sort(f, cu->temp.data, cu->temp.bytes, s)) != cudaSuccess ||
-        (e = pleat_cuda_gather(f, s)) != cudaSuccess)
+        (e = pleat_cuda_gather(*f, s)) != cudaSuccess)
         return e;
     return lap(l, &l->t->sort_ms);
 }
@@ -322,7 +323,7 @@ static cudaError_t queue_prepare(pleat_cuda *cu, const pleat_cuda_frame &f, laps
 static pleat_status queue_collide(pleat_cuda *cu, pleat_cuda_frame *f, laps *l)
 {
     f->mode = PLEAT_CUDA_CORRECT;
-    cudaError_t e = queue_prepare(cu, *f, l);
+    cudaError_t e = queue_prepare(cu, f, l);
     if (e != cudaSuccess || !can_collide(*f))
         return status_of(e);
     cudaStream_t s = l->stream;
@@ -425,7 +426,7 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
 {
     cudaStream_t s = cu->stream;
     f->mode = PLEAT_CUDA_COUNT;
-    cudaError_t e = queue_prepare(cu, *f, l);
+    cudaError_t e = queue_prepare(cu, f, l);
     if (e != cudaSuccess)
         return status_of(e);
     if (can_collide(*f) && (e = pleat_cuda_sweep(*f, s)) != cudaSuccess)
@@ -457,12 +458,14 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     e = cudaMemsetAsync(f->counters, 0, sizeof *f->counters, s);
     if (e == cudaSuccess)
         e = pleat_cuda_sweep(*f, s);
-    /* sorted, then written as i, j uint32 pairs into list */
+    /* sorted, then written as i, j uint32 pairs into list or list_tmp */
+    uint32_t *pairs = NULL;
     if (e == cudaSuccess)
         e = pleat_cuda_sort_pairs(f->list, (unsigned long long *)cu->list_tmp.data, total,
-                                  f->pair_shift, cu->pairs_temp.data, cu->pairs_temp.bytes, s);
+                                  f->pair_shift, cu->pairs_temp.data, cu->pairs_temp.bytes, s,
+                                  &pairs);
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(job->pairs, f->list, total * 2 * sizeof(uint32_t),
+        e = cudaMemcpyAsync(job->pairs, pairs, total * 2 * sizeof(uint32_t),
                             cudaMemcpyDeviceToHost, s);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(s);

@@ -80,7 +80,8 @@ typedef struct pleat_cuda_frame {
     pleat_cuda_block_box *blocks;   /* device, one per bounds block */
     unsigned int *seen;             /* device bitmap, count bits */
     uint32_t *keys, *order;         /* device, sorted (m each) */
-    uint32_t *keys_in, *order_in;   /* device, before the sort */
+    uint32_t *keys_in, *order_in;   /* device, before the sort (pleat_cuda_sort
+                                       may swap each with its sorted one) */
     uint32_t *cols;                 /* device, PLEAT_COLUMNS + 1 column starts
                                        (core/columns.h) */
     float4 *pos;                    /* device, sorted particles (x, y, z, w):
@@ -162,7 +163,10 @@ static inline cudaError_t pleat_cuda_launch(void (*kernel)(Params...), unsigned 
 /* Stage launchers (asynchronous, on `stream`); each returns the first error
  * of what it queued. */
 cudaError_t pleat_cuda_check_and_keys(const pleat_cuda_frame &f, cudaStream_t stream);
-cudaError_t pleat_cuda_sort(const pleat_cuda_frame &f, void *temp, size_t temp_bytes,
+/* Sorts keys_in and order_in; then f->keys and f->order point at the sorted
+ * copies, and keys_in and order_in at the other buffers (CUB picks which
+ * is which). */
+cudaError_t pleat_cuda_sort(pleat_cuda_frame *f, void *temp, size_t temp_bytes,
                             cudaStream_t stream);
 /* CUB's temp storage for the sort of m keys, into *bytes. */
 cudaError_t pleat_cuda_sort_temp_bytes(uint32_t m, size_t *bytes);
@@ -172,11 +176,11 @@ cudaError_t pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream);
 cudaError_t pleat_cuda_sweep(const pleat_cuda_frame &f, cudaStream_t stream);
 cudaError_t pleat_cuda_apply(const pleat_cuda_frame &f, cudaStream_t stream);
 /* Sorts list[0..n) (pleat_pair_pack entries of `shift`, so 2 * shift bits)
- * through tmp and writes it back into list as (i, j) uint32 pairs, the
- * layout of pleat_find_pairs. */
+ * with tmp, n entries too, and leaves the sorted pairs as (i, j) uint32,
+ * the layout of pleat_find_pairs, in one of the two: *pairs. */
 cudaError_t pleat_cuda_sort_pairs(unsigned long long *list, unsigned long long *tmp,
                                   unsigned long long n, int shift, void *temp, size_t temp_bytes,
-                                  cudaStream_t stream);
+                                  cudaStream_t stream, uint32_t **pairs);
 cudaError_t pleat_cuda_sort_pairs_temp_bytes(unsigned long long n, int shift, size_t *bytes);
 
 #endif

@@ -12,33 +12,46 @@
 #error "pleat's CUDA backend needs CUB 1.16 or newer (64-bit item counts in DeviceRadixSort)"
 #endif
 
+/* Over DoubleBuffers: CUB sorts back and forth between the two buffers
+ * pleat has anyway (keys and order, before and after), where the calls
+ * with separate outputs need a third of each in their temporary storage,
+ * 8 bytes a particle. Which buffer ends up with the sorted items is CUB's
+ * choice (by size and architecture), made on the host when the sort is
+ * queued, so the kernels after it are launched with the right pointers. */
 cudaError_t pleat_cuda_sort_temp_bytes(uint32_t m, size_t *bytes)
 {
+    cub::DoubleBuffer<uint32_t> keys, order;
     *bytes = 0;
-    return cub::DeviceRadixSort::SortPairs(nullptr, *bytes, (const uint32_t *)nullptr,
-                                           (uint32_t *)nullptr, (const uint32_t *)nullptr,
-                                           (uint32_t *)nullptr, m, 0, 32);
+    return cub::DeviceRadixSort::SortPairs(nullptr, *bytes, keys, order, m, 0, 32);
 }
 
 /* All 32 bits: which ones vary is only known on the device, and asking the
  * host would cost a sync (and break graph capture). */
-cudaError_t pleat_cuda_sort(const pleat_cuda_frame &f, void *temp, size_t temp_bytes,
+cudaError_t pleat_cuda_sort(pleat_cuda_frame *f, void *temp, size_t temp_bytes,
                             cudaStream_t stream)
 {
     if (!temp) /* CUB would take this for a size query and sort nothing */
         return cudaErrorInvalidValue;
-    return cub::DeviceRadixSort::SortPairs(temp, temp_bytes, f.keys_in, f.keys, f.order_in,
-                                           f.order, f.m, 0, 32, stream);
+    cub::DoubleBuffer<uint32_t> keys(f->keys_in, f->keys), order(f->order_in, f->order);
+    cudaError_t e =
+        cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, order, f->m, 0, 32, stream);
+    f->keys = keys.Current();
+    f->keys_in = keys.Alternate();
+    f->order = order.Current();
+    f->order_in = order.Alternate();
+    return e;
 }
 
 cudaError_t pleat_cuda_sort_pairs_temp_bytes(unsigned long long n, int shift, size_t *bytes)
 {
+    cub::DoubleBuffer<unsigned long long> list;
     *bytes = 0;
-    return cub::DeviceRadixSort::SortKeys(nullptr, *bytes, (const unsigned long long *)nullptr,
-                                          (unsigned long long *)nullptr, n, 0, 2 * shift);
+    return cub::DeviceRadixSort::SortKeys(nullptr, *bytes, list, n, 0, 2 * shift);
 }
 
-/* Packed pairs into the pair layout of pleat_find_pairs: i, j as uint32. */
+/* Packed pairs into the pair layout of pleat_find_pairs: i, j as uint32.
+ * In place (out may be sorted): thread k reads entry k and writes its 8
+ * bytes only. */
 __global__ void split_pairs_kernel(const unsigned long long *sorted, uint32_t *out,
                                    unsigned long long n, int shift)
 {
@@ -49,16 +62,18 @@ __global__ void split_pairs_kernel(const unsigned long long *sorted, uint32_t *o
 
 cudaError_t pleat_cuda_sort_pairs(unsigned long long *list, unsigned long long *tmp,
                                   unsigned long long n, int shift, void *temp, size_t temp_bytes,
-                                  cudaStream_t stream)
+                                  cudaStream_t stream, uint32_t **pairs)
 {
     if (!temp)
         return cudaErrorInvalidValue;
-    cudaError_t e =
-        cub::DeviceRadixSort::SortKeys(temp, temp_bytes, list, tmp, n, 0, 2 * shift, stream);
+    cub::DoubleBuffer<unsigned long long> sorted(list, tmp);
+    cudaError_t e = cub::DeviceRadixSort::SortKeys(temp, temp_bytes, sorted, n, 0, 2 * shift,
+                                                   stream);
     if (e != cudaSuccess)
         return e;
+    *pairs = (uint32_t *)sorted.Current(); /* split in place */
     return pleat_cuda_launch(split_pairs_kernel, pleat_cuda_blocks(n), PLEAT_CUDA_BLOCK, stream,
-                             (const unsigned long long *)tmp, (uint32_t *)list, n, shift);
+                             (const unsigned long long *)sorted.Current(), *pairs, n, shift);
 }
 
 /* Thread s gathers slot s's particle into key order (s < m) and finds

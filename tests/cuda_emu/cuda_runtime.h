@@ -59,6 +59,9 @@ cudaError_t submit(cudaStream_t stream, std::function<void()> work);
 void expect_device(const void *p, size_t bytes, const char *what);
 /* Says what is wrong, then aborts. */
 [[noreturn]] void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Fills [p, p + bytes) with noise (new allocations, shared memory, what CUB
+ * leaves in a buffer it may alter). */
+void fill_noise(void *p, size_t bytes);
 
 template <typename T> uint64_t bits_of(T v)
 {

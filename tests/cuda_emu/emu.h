@@ -83,7 +83,6 @@ int current_device(); /* the calling thread's */
 std::recursive_mutex &big_lock(); /* every call holds it */
 typedef std::lock_guard<std::recursive_mutex> locked;
 cudaError_t fail(cudaError_t e); /* e, also left for cudaGetLastError */
-void fill_noise(void *p, size_t bytes);
 
 /* memory.cc */
 enum side { HOST, PINNED, DEVICE };

@@ -404,56 +404,66 @@ static void capture()
 
 /* ---- CUB ---------------------------------------------------------------------- */
 
-static void sort()
+/* One DoubleBuffer sort of n keys with few distinct digits (many ties) on
+ * bits [begin_bit, end_bit): the selector must move by `flips`, and the
+ * current buffers hold a stable sort, keys carried whole. */
+static void sort_case(size_t n, int begin_bit, int end_bit, int flips)
 {
-    const size_t n = 10007;
     std::vector<uint32_t> keys(n), values(n);
     uint64_t r = 88172645463325252ull;
     for (size_t i = 0; i < n; ++i) {
         r ^= r << 13;
         r ^= r >> 7;
         r ^= r << 17;
-        keys[i] = (uint32_t)r & 0x0fff00ffu; /* few distinct digits: many ties */
+        keys[i] = (uint32_t)r & 0x0fff00ffu;
         values[i] = (uint32_t)i;
     }
-    uint32_t *k_in = device<uint32_t>(n), *k_out = device<uint32_t>(n),
-             *v_in = device<uint32_t>(n), *v_out = device<uint32_t>(n);
-    cudaMemcpy(k_in, keys.data(), n * 4, cudaMemcpyHostToDevice);
-    cudaMemcpy(v_in, values.data(), n * 4, cudaMemcpyHostToDevice);
+    uint32_t *k[2] = {device<uint32_t>(n), device<uint32_t>(n)},
+             *v[2] = {device<uint32_t>(n), device<uint32_t>(n)};
+    cudaMemcpy(k[0], keys.data(), n * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(v[0], values.data(), n * 4, cudaMemcpyHostToDevice);
+    cub::DoubleBuffer<uint32_t> dk(k[0], k[1]), dv(v[0], v[1]);
     size_t bytes = 0;
-    cub::DeviceRadixSort::SortPairs(nullptr, bytes, k_in, k_out, v_in, v_out, n, 3, 27);
+    cub::DeviceRadixSort::SortPairs(nullptr, bytes, dk, dv, n, begin_bit, end_bit);
+    expect(dk.selector == 0 && dv.selector == 0, "a size query moves no selector");
     void *temp = nullptr;
     cudaMalloc(&temp, bytes);
     size_t short_bytes = bytes - 1;
-    expect(cub::DeviceRadixSort::SortPairs(temp, short_bytes, (const uint32_t *)k_in, k_out,
-                                           (const uint32_t *)v_in, v_out, n, 3, 27) ==
+    expect(cub::DeviceRadixSort::SortPairs(temp, short_bytes, dk, dv, n, begin_bit, end_bit) ==
                cudaErrorInvalidValue,
            "too little temporary storage is refused");
-    expect(cub::DeviceRadixSort::SortPairs(temp, bytes, (const uint32_t *)k_in, k_out,
-                                           (const uint32_t *)v_in, v_out, n, 3, 32) ==
-               cudaErrorInvalidValue,
-           "a sort on more bits than its size query asked about is refused");
-    expect(cub::DeviceRadixSort::SortPairs(temp, bytes, (const uint32_t *)k_in, k_out,
-                                           (const uint32_t *)v_in, v_out, n, 3, 27) ==
+    if ((32 - begin_bit + 7) / 8 > (end_bit - begin_bit + 7) / 8) /* a pass more */
+        expect(cub::DeviceRadixSort::SortPairs(temp, bytes, dk, dv, n, begin_bit, 32) ==
+                   cudaErrorInvalidValue,
+               "a sort on more bits than its size query asked about is refused");
+    expect(cub::DeviceRadixSort::SortPairs(temp, bytes, dk, dv, n, begin_bit, end_bit) ==
                cudaSuccess,
            "SortPairs");
+    expect(dk.selector == flips && dv.selector == flips,
+           "the selectors name the buffers CUB would leave the sort in (sm_90)");
     std::vector<uint32_t> order(n);
     for (size_t i = 0; i < n; ++i)
         order[i] = (uint32_t)i;
-    const uint32_t mask = ((1u << 24) - 1) << 3;
+    const uint32_t mask = (uint32_t)((((uint64_t)1 << (end_bit - begin_bit)) - 1) << begin_bit);
     std::stable_sort(order.begin(), order.end(),
                      [&](uint32_t a, uint32_t b) { return (keys[a] & mask) < (keys[b] & mask); });
-    std::vector<uint32_t> got_k = back(k_out, n), got_v = back(v_out, n);
+    std::vector<uint32_t> got_k = back(dk.Current(), n), got_v = back(dv.Current(), n);
     bool same = true;
     for (size_t i = 0; i < n; ++i)
         same &= got_v[i] == order[i] && got_k[i] == keys[order[i]];
     expect(same, "SortPairs is a stable sort on the bit range, keys carried whole");
-    expect(back(k_in, n) == keys, "SortPairs leaves its input keys as they were");
     cudaFree(temp);
-    cudaFree(k_in);
-    cudaFree(k_out);
-    cudaFree(v_in);
-    cudaFree(v_out);
+    for (int b = 0; b < 2; ++b) {
+        cudaFree(k[b]);
+        cudaFree(v[b]);
+    }
+}
+
+static void sort()
+{
+    sort_case(10007, 3, 27, 1); /* 3 passes, each a flip */
+    sort_case(10007, 0, 32, 0); /* 4 */
+    sort_case(1000, 0, 32, 1);  /* one tile: once into the alternate */
 }
 
 /* ---- what aborts ---------------------------------------------------------------- */
