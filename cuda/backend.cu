@@ -580,8 +580,8 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
         return st; /* nothing queued: a failed wait queues nothing either */
     st = queue_collide(cu, &f, &l);
     mark_done(cu, s, captured); /* a failed call may have queued work on the scratch too */
-    /* the call reached the device, whose first steps reset the counters
-     * (the last bounds block, or a memset when no particle takes part): a failure
+    /* the call reached the device, whose first kernel resets the counters
+     * (its last block; a memset when no particle takes part): a failure
      * from there on leaves them unreadable (LOST) */
     cu->device_checks = st == PLEAT_OK ? pleat_cuda::CHECKS_QUEUED : pleat_cuda::CHECKS_LOST;
     if (st == PLEAT_OK && stats) {

@@ -151,6 +151,11 @@ __global__ void bounds_kernel(pleat_cuda_frame f)
 __global__ void keys_kernel(pleat_cuda_frame f)
 {
     uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
+    /* already 0 (last_block), but a caller who overlapped two calls on one
+     * context against pleat.h's rules could have left it off: this way
+     * only those calls go wrong, not every one after them */
+    if (s == 0)
+        f.counters->ticket = 0;
     if (s >= f.m)
         return;
     const uint32_t d = pleat_cuda_data(f, s);

@@ -440,7 +440,7 @@ static void sort_case(size_t n, int begin_bit, int end_bit, int flips)
                cudaSuccess,
            "SortPairs");
     expect(dk.selector == flips && dv.selector == flips,
-           "the selectors name the buffers CUB would leave the sort in (sm_90)");
+           "the selectors name the buffers CUB would leave the sort in");
     std::vector<uint32_t> order(n);
     for (size_t i = 0; i < n; ++i)
         order[i] = (uint32_t)i;
@@ -459,11 +459,42 @@ static void sort_case(size_t n, int begin_bit, int end_bit, int flips)
     }
 }
 
+/* SortKeys of 8-byte keys, as pleat sorts its pair lists: 3000 of them
+ * are more than a tile (256 x 9), so 4 passes end where they started. */
+static void sort_wide_keys()
+{
+    const size_t n = 3000;
+    std::vector<unsigned long long> keys(n);
+    uint64_t r = 2463534242ull;
+    for (size_t i = 0; i < n; ++i) {
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        keys[i] = r & 0xffffffffull;
+    }
+    unsigned long long *k[2] = {device<unsigned long long>(n), device<unsigned long long>(n)};
+    cudaMemcpy(k[0], keys.data(), n * 8, cudaMemcpyHostToDevice);
+    cub::DoubleBuffer<unsigned long long> dk(k[0], k[1]);
+    size_t bytes = 0;
+    cub::DeviceRadixSort::SortKeys(nullptr, bytes, dk, n, 0, 32);
+    void *temp = nullptr;
+    cudaMalloc(&temp, bytes);
+    expect(cub::DeviceRadixSort::SortKeys(temp, bytes, dk, n, 0, 32) == cudaSuccess &&
+               dk.selector == 0,
+           "SortKeys of 8-byte keys past a tile of them: 4 passes, back in the first buffer");
+    std::sort(keys.begin(), keys.end());
+    expect(back(dk.Current(), n) == keys, "SortKeys sorts");
+    cudaFree(temp);
+    cudaFree(k[0]);
+    cudaFree(k[1]);
+}
+
 static void sort()
 {
     sort_case(10007, 3, 27, 1); /* 3 passes, each a flip */
     sort_case(10007, 0, 32, 0); /* 4 */
     sort_case(1000, 0, 32, 1);  /* one tile: once into the alternate */
+    sort_wide_keys();
 }
 
 /* ---- what aborts ---------------------------------------------------------------- */

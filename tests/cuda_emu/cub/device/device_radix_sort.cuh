@@ -6,9 +6,9 @@
  * return each DoubleBuffer's selector naming the buffer that holds the
  * sorted items, while the other one holds whatever the sort left there
  * (noise here). Which one it is, CUB decides by size and architecture; the
- * emulator follows CUB's rule for sm_90: a sort of one tile (at most
- * SINGLE_TILE items) writes the alternate buffer once, a larger one flips
- * at every 8-bit pass. It runs as an LSD radix sort on the CPU. Like CUB it
+ * emulator follows CUB's rule from sm_70 to sm_100: a sort of one tile (at
+ * most single_tile() items) writes the alternate buffer once, a larger one
+ * (onesweep) flips at every 8-bit pass. It runs as an LSD radix sort on the CPU. Like CUB it
  * takes an error left in cudaGetLastError() and returns it as its own.
  * Arguments a GPU would fault on (memory outside a device allocation) and
  * buffers that overlap abort. Unsigned keys only.
@@ -36,8 +36,15 @@ template <typename T> struct DoubleBuffer {
 };
 
 struct DeviceRadixSort {
-    /* Items a single-tile sort takes on sm_90 (256 threads, 19 items each). */
-    static const size_t SINGLE_TILE = 256 * 19;
+    /* Items a single-tile sort takes (CUB's tunings for sm_70 to sm_100:
+     * 256 threads, 19 items each for 4-byte keys and values, fewer for
+     * wider ones). */
+    template <typename K, typename V> static size_t single_tile()
+    {
+        const size_t widest = sizeof(K) > sizeof(V) ? sizeof(K) : sizeof(V);
+        const size_t items = 19 * 4 / (widest > 4 ? widest : 4);
+        return 256 * (items > 1 ? items : 1);
+    }
 
     template <typename K, typename V, typename N>
     static cudaError_t SortPairs(void *temp, size_t &temp_bytes, DoubleBuffer<K> &keys,
@@ -68,20 +75,21 @@ struct DeviceRadixSort {
      * too little), and 1 KiB a tile, as onesweep's look-back takes (so
      * that the size grows with n, as CUB's does, and a larger call's sort
      * needs more). The items move between the caller's two buffers. */
-    static size_t needed(size_t n, int begin_bit, int end_bit)
+    template <typename K, typename V> static size_t needed(size_t n, int begin_bit, int end_bit)
     {
+        const size_t tile = single_tile<K, V>();
         return (size_t)passes(begin_bit, end_bit) * 257 * sizeof(size_t) +
-               (n + SINGLE_TILE - 1) / SINGLE_TILE * 1024 + 64;
+               (n + tile - 1) / tile * 1024 + 64;
     }
 
     /* Which buffer holds the sorted items afterwards, counted from the
      * current one: 0 or 1. */
-    static int flips(size_t n, int begin_bit, int end_bit)
+    template <typename K, typename V> static int flips(size_t n, int begin_bit, int end_bit)
     {
         const int p = passes(begin_bit, end_bit);
         if (p == 0)
             return 0;
-        return n <= SINGLE_TILE ? 1 : p % 2;
+        return n <= single_tile<K, V>() ? 1 : p % 2;
     }
 
     static bool overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes)
@@ -109,10 +117,10 @@ struct DeviceRadixSort {
         if (begin_bit < 0 || end_bit > (int)sizeof(K) * 8 || begin_bit > end_bit)
             return cudaErrorInvalidValue;
         if (!temp) {
-            temp_bytes = needed(n, begin_bit, end_bit);
+            temp_bytes = needed<K, V>(n, begin_bit, end_bit);
             return cudaSuccess;
         }
-        if (temp_bytes < needed(n, begin_bit, end_bit))
+        if (temp_bytes < needed<K, V>(n, begin_bit, end_bit))
             return cudaErrorInvalidValue;
         if (n == 0)
             return cudaSuccess;
@@ -127,7 +135,7 @@ struct DeviceRadixSort {
         }
         K *k[2] = {keys.Current(), keys.Alternate()};
         V *v[2] = {values ? values->Current() : nullptr, values ? values->Alternate() : nullptr};
-        const int result = flips(n, begin_bit, end_bit);
+        const int result = flips<K, V>(n, begin_bit, end_bit);
         /* decided now, on the host, as CUB does */
         keys.selector ^= result;
         if (values)
