@@ -404,6 +404,15 @@ static void capture()
 
 /* ---- CUB ---------------------------------------------------------------------- */
 
+/* The sorts' test keys: the next of a xorshift sequence. */
+static uint64_t xorshift(uint64_t *r)
+{
+    *r ^= *r << 13;
+    *r ^= *r >> 7;
+    *r ^= *r << 17;
+    return *r;
+}
+
 /* One DoubleBuffer sort of n keys with few distinct digits (many ties) on
  * bits [begin_bit, end_bit): the selector must move by `flips`, and the
  * current buffers hold a stable sort, keys carried whole. */
@@ -412,10 +421,7 @@ static void sort_case(size_t n, int begin_bit, int end_bit, int flips)
     std::vector<uint32_t> keys(n), values(n);
     uint64_t r = 88172645463325252ull;
     for (size_t i = 0; i < n; ++i) {
-        r ^= r << 13;
-        r ^= r >> 7;
-        r ^= r << 17;
-        keys[i] = (uint32_t)r & 0x0fff00ffu;
+        keys[i] = (uint32_t)xorshift(&r) & 0x0fff00ffu;
         values[i] = (uint32_t)i;
     }
     uint32_t *k[2] = {device<uint32_t>(n), device<uint32_t>(n)},
@@ -466,12 +472,8 @@ static void sort_wide_keys()
     const size_t n = 3000;
     std::vector<unsigned long long> keys(n);
     uint64_t r = 2463534242ull;
-    for (size_t i = 0; i < n; ++i) {
-        r ^= r << 13;
-        r ^= r >> 7;
-        r ^= r << 17;
-        keys[i] = r & 0xffffffffull;
-    }
+    for (size_t i = 0; i < n; ++i)
+        keys[i] = xorshift(&r) & 0xffffffffull;
     unsigned long long *k[2] = {device<unsigned long long>(n), device<unsigned long long>(n)};
     cudaMemcpy(k[0], keys.data(), n * 8, cudaMemcpyHostToDevice);
     cub::DoubleBuffer<unsigned long long> dk(k[0], k[1]);
