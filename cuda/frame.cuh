@@ -29,8 +29,8 @@ typedef enum pleat_cuda_mode {
 } pleat_cuda_mode;
 
 /* Device counters of one call, and the bounds blocks' ticket (keys.cu),
- * which is 0 between calls: zeroed with the context, and every bounds
- * launch wraps it back. */
+ * which is 0 between calls: zeroed with the context, wrapped back by every
+ * bounds launch, and zeroed again by the keys kernel. */
 typedef struct pleat_cuda_counters {
     unsigned long long pairs, tests, listed;
     unsigned int flags, ticket;
