@@ -1,26 +1,43 @@
 #!/usr/bin/env bash
-# Times two pleat-bench binaries against each other on this machine: runs
-# them one after the other ROUNDS times with the same arguments, then prints
-# per row the best and the median of each one's per-run medians, and their
-# ratio (old / new: above 1, new is the faster). Interleaving and minima
-# matter on shared machines, whose speed can drift by 2x within minutes: a
-# single pair of runs compares the drift. bench/compare.sh builds the two
-# from git revisions; cuda/check-on-gpu.sh passes a baseline build's.
+# Times pleat-bench binaries against each other on this machine: runs them
+# one after the other ROUNDS times with the same arguments, then prints per
+# row the best and the median of each one's per-run medians, and each
+# one's ratio to the first (the first's median over its own: above 1, it
+# is the faster). Interleaving and minima matter on shared machines, whose
+# speed can drift by 2x within minutes: a single pair of runs compares the
+# drift. bench/compare.sh builds two from git revisions; cuda/check-on-gpu.sh
+# passes a baseline build's and experimental variants'.
 #
-#   bench/interleave.sh OLD-BENCH NEW-BENCH [pleat-bench options]
+#   bench/interleave.sh FIRST-BENCH OTHER-BENCH... [pleat-bench options]
 #
-# ROUNDS (default 8) sets the rounds; with SECONDS_MAX, no round starts
-# after that many seconds (the table then covers the rounds run). Every
-# run's rows go to RUNS (default: a temporary file). Profiling is off
-# (--no-profile) and the baseline is not timed (--no-baseline) unless asked
-# for.
+# The benches are the arguments before the first option. LABELS names them
+# (one word each; default "old new" for two, else b0 b1 ...). ROUNDS
+# (default 8) sets the rounds; with SECONDS_MAX, no round starts after that
+# many seconds (the table then covers the rounds run). Every run's rows go
+# to RUNS (default: a temporary file). A row whose pair count differs
+# between the benches is said: they then do not compute the same thing.
+# Profiling is off (--no-profile) and the baseline is not timed
+# (--no-baseline) unless asked for.
 set -euo pipefail
-[[ $# -ge 2 ]] || { sed -n '2,16p' "$0"; exit 2; }
-old=$1 new=$2
-shift 2
-for bench in "$old" "$new"; do
+benches=()
+while [[ $# -gt 0 && $1 != -* ]]; do
+  benches+=("$1")
+  shift
+done
+[[ ${#benches[@]} -ge 2 ]] || { sed -n '2,20p' "$0"; exit 2; }
+for bench in "${benches[@]}"; do
   [[ -x $bench ]] || { echo "interleave.sh: no pleat-bench at $bench" >&2; exit 2; }
 done
+if [[ -n ${LABELS:-} ]]; then
+  read -r -a labels <<<"$LABELS"
+elif [[ ${#benches[@]} -eq 2 ]]; then
+  labels=(old new)
+else
+  labels=()
+  for i in "${!benches[@]}"; do labels+=("b$i"); done
+fi
+[[ ${#labels[@]} -eq ${#benches[@]} ]] ||
+  { echo "interleave.sh: LABELS names ${#labels[@]} benches, not ${#benches[@]}" >&2; exit 2; }
 rounds=${ROUNDS:-8}
 if [[ -z ${RUNS:-} ]]; then
   RUNS=$(mktemp)
@@ -32,31 +49,42 @@ args=(--no-profile --no-baseline "$@")
 done_rounds=0
 for ((r = 1; r <= rounds; ++r)); do
   [[ -n ${SECONDS_MAX:-} ]] && ((SECONDS >= SECONDS_MAX)) && break
-  for v in old new; do
+  for i in "${!benches[@]}"; do
     # a failed run is said, and its rows (if any) still count
-    "${!v}" "${args[@]}" |
-      awk -v v="$v" '$2 ~ /^[0-9]+$/ { print v, $1, $2, $3, $4, $5, $6 }' >>"$RUNS" ||
-      echo "interleave.sh: the $v bench (${!v}) failed in round $r" >&2
+    "${benches[i]}" "${args[@]}" |
+      awk -v v="${labels[i]}" '$2 ~ /^[0-9]+$/ { print v, $1, $2, $3, $4, $5, $6, $8 }' >>"$RUNS" ||
+      echo "interleave.sh: the ${labels[i]} bench (${benches[i]}) failed in round $r" >&2
   done
   done_rounds=$r
 done
 
 echo "$done_rounds interleaved runs each; ms per call"
-python3 - "$RUNS" <<'PY'
+python3 - "$RUNS" "${labels[@]}" <<'PY'
 import collections, statistics, sys
+labels = sys.argv[2:]
 rows = collections.defaultdict(lambda: collections.defaultdict(list))
+pairs = collections.defaultdict(set)
 for line in open(sys.argv[1]):
-    v, scene, n, backend, isa, threads, ms = line.split()
-    rows[(scene, int(n), backend, isa, threads)][v].append(float(ms))
-print("%-9s %8s %-10s %-6s %3s  %9s %9s  %9s %9s  %7s %7s" % (
-    "scene", "n", "backend", "isa", "thr", "old best", "new best", "old med", "new med",
-    "best x", "med x"))
+    v, scene, n, backend, isa, threads, ms, npairs = line.split()
+    key = (scene, int(n), backend, isa, threads)
+    rows[key][v].append(float(ms))
+    pairs[key].add(npairs)
+head = "%-9s %8s %-10s %-6s %3s" % ("scene", "n", "backend", "isa", "thr")
+head += "".join("  %9s %9s" % (l[:4] + " best", l[:4] + " med") for l in labels)
+head += "".join("  %7s %7s" % (l[:5] + " b", l[:5] + " m") for l in labels[1:])
+print(head)
 for key in sorted(rows):
     r = rows[key]
-    if not r["old"] or not r["new"]:
+    if any(not r[l] for l in labels):
         continue
-    ob, nb = min(r["old"]), min(r["new"])
-    om, nm = statistics.median(r["old"]), statistics.median(r["new"])
-    print("%-9s %8d %-10s %-6s %3s  %9.3f %9.3f  %9.3f %9.3f  %6.2fx %6.2fx" % (
-        key + (ob, nb, om, nm, ob / nb, om / nm)))
+    best = [min(r[l]) for l in labels]
+    med = [statistics.median(r[l]) for l in labels]
+    line = "%-9s %8d %-10s %-6s %3s" % key
+    line += "".join("  %9.3f %9.3f" % (b, m) for b, m in zip(best, med))
+    line += "".join("  %6.2fx %6.2fx" % (best[0] / b, med[0] / m) for b, m in zip(best[1:], med[1:]))
+    print(line)
+    if len(pairs[key]) > 1:
+        print("pairs differ in %s %d %s: %s" % (key[0], key[1], key[2], " ".join(sorted(pairs[key]))))
+print("ratios: the first's (%s) time over each other's; above 1, that one is the faster"
+      % labels[0])
 PY

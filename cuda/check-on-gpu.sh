@@ -23,13 +23,15 @@
 # figures for one call (ncu.txt): what a tuning session with little device
 # time needs first.
 #
-# BASE=<build folder of another version> (relative to the repository
-# root, as the build folder is; only its bench/pleat-bench is needed) times
-# that version against this one in the same run, interleaved
-# (bench/interleave.sh: BASE_ROUNDS rounds, default 3, none started after
-# BASE_SECONDS, default twice STEP_TIMEOUT): the cloud and the folded sheet
-# at 64k, 1M and 4M, every CUDA row. Timings of two sessions' GPUs do not
-# compare; these do. It runs last.
+# BASE=<build folder of another version> and VARIANTS="<build folder> ..."
+# (experimental versions; relative to the repository root, as the build
+# folder is; only their bench/pleat-bench is needed) time those versions
+# against this one in the same run, interleaved (bench/interleave.sh:
+# BASE_ROUNDS rounds, default 3, none started after BASE_SECONDS, default
+# twice STEP_TIMEOUT): the cloud and the folded sheet at 64k, 1M and 4M,
+# every CUDA row, and each one's ratio to this build (this build's time
+# over its: above 1, that version is the faster). Timings of two sessions'
+# GPUs do not compare; these do. It runs last.
 #
 # Each step has a time limit (STEP_TIMEOUT seconds, default 150), so a hung
 # kernel cannot take the whole session; after a GPU step runs out of time
@@ -158,15 +160,21 @@ else
 fi
 
 : >"$logs/versus-base.txt"
-if [[ -n ${BASE:-} ]] && ! hung "$cuda_rc" && ! hung "$check_rc"; then
-  step "pleat-bench: this build against $BASE, interleaved"
+versus=() labels=(this)
+[[ -n ${BASE:-} ]] && versus+=("$BASE") && labels+=(base)
+for v in ${VARIANTS:-}; do
+  versus+=("$v")
+  labels+=("$(basename "$v")")
+done
+if [[ ${#versus[@]} -gt 0 ]] && ! hung "$cuda_rc" && ! hung "$check_rc"; then
+  step "pleat-bench: this build against ${versus[*]}, interleaved"
   # last, so that it can take no other step's time: rounds stop starting
   # after BASE_SECONDS, and the timeout only catches a hung run
   base_s=${BASE_SECONDS:-$((2 * limit))}
   ROUNDS=${BASE_ROUNDS:-3} SECONDS_MAX=$base_s RUNS="$logs/versus-base-runs.txt" \
-    timeout $((base_s + limit)) bench/interleave.sh "$BASE/bench/pleat-bench" \
-    "$build/bench/pleat-bench" --backend cuda --scenes cloud,folded --sizes 64k,1m,4m 2>&1 |
-    tee "$logs/versus-base.txt"
+    LABELS="${labels[*]}" timeout $((base_s + limit)) bench/interleave.sh \
+    "$build/bench/pleat-bench" "${versus[@]/%//bench/pleat-bench}" \
+    --backend cuda --scenes cloud,folded --sizes 64k,1m,4m 2>&1 | tee "$logs/versus-base.txt"
 fi
 
 step "summary"
@@ -183,7 +191,8 @@ same=0
 echo "same result hash: $same"
 echo "sanitizers: $(grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|skipped|incomplete" "$logs/sanitizers.txt" | tr -s ' =' ' ' | paste -sd';') (exit $san_rc)"
 grep -E "^(cloud|folded) " "$logs/bench.txt"
-[[ -s $logs/versus-base.txt ]] && echo "against $BASE (old) in the same run:" &&
-  grep -E "^(scene|cloud|folded) |interleave.sh|interleaved runs" "$logs/versus-base.txt"
+[[ -s $logs/versus-base.txt ]] && echo "against ${versus[*]} in the same run:" &&
+  grep -E "^(scene|cloud|folded|pairs differ) |^ratios:|interleave.sh|interleaved runs" \
+    "$logs/versus-base.txt"
 echo "profiles: nsys.txt $(wc -l <"$logs/nsys.txt") lines, ncu.txt $(wc -l <"$logs/ncu.txt") lines"
 [[ $cuda_rc == 0 && $check_rc == 0 && $same == 1 && $san_rc == 0 ]]
