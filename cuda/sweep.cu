@@ -163,8 +163,12 @@ __device__ static void count(const pleat_cuda_frame &f, uint32_t lane, unsigned 
  * need at most 51 registers a thread: with the bound, ptxas fits the sweep
  * in 48, with no spills (sm_80 .. sm_90), where it would take about 60. An
  * sm_75 SM holds 4 blocks of 256 at most, whatever the registers, and ptxas
- * warns of a bound above that. Not yet timed on a GPU. */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+ * warns of a bound above that. Not yet timed on a GPU: a build may set
+ * PLEAT_CUDA_SWEEP_BLOCKS_PER_SM to time another bound against this one
+ * (bench/README.md, experiments). */
+#if defined(PLEAT_CUDA_SWEEP_BLOCKS_PER_SM)
+#define SWEEP_BLOCKS_PER_SM PLEAT_CUDA_SWEEP_BLOCKS_PER_SM
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #define SWEEP_BLOCKS_PER_SM 4
 #else
 #define SWEEP_BLOCKS_PER_SM 5
