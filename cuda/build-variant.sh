@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the pleat-bench of one version for a GPU machine, on any machine
 # with nvcc (no GPU needed: cudart is linked statically), into
-# build/variants/NAME/bench/pleat-bench, for cuda/check-on-gpu.sh's BASE=
-# and VARIANTS= (bench/README.md, "Experiments waiting for a GPU").
+# build/variants/NAME/bench/pleat-bench, with its GPU-against-CPU check
+# (tests/pleat-check-cuda), for cuda/check-on-gpu.sh's BASE= and VARIANTS=
+# (bench/README.md, "Experiments waiting for a GPU").
 #
 #   cuda/build-variant.sh NAME REV [nvcc flags]
 #   e.g. cuda/build-variant.sh sweep-4blocks HEAD -DPLEAT_CUDA_SWEEP_BLOCKS_PER_SM=4
@@ -18,15 +19,16 @@ name=$1 rev=$2
 shift 2
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${WORK:-/tmp/pleat-variants}/$name
-out=$root/build/variants/$name/bench
-rm -rf "$work"
-mkdir -p "$work" "$out"
+out=$root/build/variants/$name
+rm -rf "$work" "$out"
+mkdir -p "$work" "$out/bench" "$out/tests"
 git -C "$root" worktree add --detach "$work/src" "$rev" >/dev/null
 trap 'git -C "$root" worktree remove --force "$work/src"; rm -rf "$work"' EXIT
 cmake -S "$work/src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPLEAT_CUDA=ON \
   -DPLEAT_CRITERION=OFF -DPLEAT_BUILD_SAMPLES=OFF -DPLEAT_CUDA_EMULATOR=OFF \
   -DCMAKE_CUDA_ARCHITECTURES="${ARCH:-90}" -DCMAKE_CUDA_FLAGS="$*" >"$work/build.log" 2>&1 &&
-  cmake --build "$work/build" --target pleat-bench >>"$work/build.log" 2>&1 ||
+  cmake --build "$work/build" --target pleat-bench pleat-check-cuda >>"$work/build.log" 2>&1 ||
   { tail -30 "$work/build.log"; exit 1; }
-cp "$work/build/bench/pleat-bench" "$out/"
-echo "$name: $(git -C "$root" rev-parse --short "$rev")${*:+ with $*} -> ${out#"$root"/}/pleat-bench"
+cp "$work/build/bench/pleat-bench" "$out/bench/"
+cp "$work/build/tests/pleat-check-cuda" "$out/tests/"
+echo "$name: $(git -C "$root" rev-parse --short "$rev")${*:+ with $*} -> ${out#"$root"/}"

@@ -30,7 +30,10 @@
 # BASE_ROUNDS rounds, default 3, none started after BASE_SECONDS, default
 # twice STEP_TIMEOUT): the cloud and the folded sheet at 64k, 1M and 4M,
 # every CUDA row, and each one's ratio to this build (this build's time
-# over its: above 1, that version is the faster). Timings of two sessions'
+# over its: above 1, that version is the faster). A variant's folder may
+# hold its tests/pleat-check-cuda (cuda/build-variant.sh puts it there),
+# which then runs first: the summary says whether the variant got the
+# CPU's bits. Timings of two sessions'
 # GPUs do not compare; these do. It runs last.
 #
 # Each step has a time limit (STEP_TIMEOUT seconds, default 150), so a hung
@@ -159,6 +162,23 @@ else
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|incomplete" "$logs/sanitizers.txt"
 fi
 
+# an experiment is timed only beside its own check against the CPU: a
+# faster variant that gets other bits is no candidate
+: >"$logs/variants.txt"
+if [[ -n ${VARIANTS:-} ]] && ! hung "$cuda_rc" && ! hung "$check_rc"; then
+  step "variants against the CPU, bit for bit"
+  for v in $VARIANTS; do
+    name=$(basename "$v")
+    if [[ -x $v/tests/pleat-check-cuda ]]; then
+      run "$v/tests/pleat-check-cuda" >"$logs/variant-$name.txt" 2>&1
+      rc=$?
+      echo "$name: $(tail -1 "$logs/variant-$name.txt") (exit $rc)"
+    else
+      echo "$name: no tests/pleat-check-cuda, not checked"
+    fi
+  done | tee "$logs/variants.txt"
+fi
+
 : >"$logs/versus-base.txt"
 versus=() labels=(this)
 [[ -n ${BASE:-} ]] && versus+=("$BASE") && labels+=(base)
@@ -191,6 +211,7 @@ same=0
 echo "same result hash: $same"
 echo "sanitizers: $(grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|skipped|incomplete" "$logs/sanitizers.txt" | tr -s ' =' ' ' | paste -sd';') (exit $san_rc)"
 grep -E "^(cloud|folded) " "$logs/bench.txt"
+[[ -s $logs/variants.txt ]] && echo "variants against the CPU:" && cat "$logs/variants.txt"
 [[ -s $logs/versus-base.txt ]] && echo "against ${versus[*]} in the same run:" &&
   grep -E "^(scene|cloud|folded|pairs differ) |^ratios:|interleave.sh|interleaved runs" \
     "$logs/versus-base.txt"
