@@ -22,7 +22,7 @@ work=${WORK:-/tmp/pleat-variants}/$name
 out=$root/build/variants/$name
 rm -rf "$work" "$out"
 mkdir -p "$work" "$out/bench" "$out/tests"
-git -C "$root" worktree add --detach "$work/src" "$rev" >/dev/null
+git -C "$root" worktree add --quiet --detach "$work/src" "$rev"
 trap 'git -C "$root" worktree remove --force "$work/src"; rm -rf "$work"' EXIT
 cmake -S "$work/src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPLEAT_CUDA=ON \
   -DPLEAT_CRITERION=OFF -DPLEAT_BUILD_SAMPLES=OFF -DPLEAT_CUDA_EMULATOR=OFF \
