@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Times pleat-bench binaries against each other on this machine: runs them
 # one after the other ROUNDS times with the same arguments, then prints per
-# row the best and the median of each one's per-run medians, and each
-# one's ratio to the first (the first's median over its own: above 1, it
+# row, one line per bench, the best and the median of its per-run medians
+# and its ratios to the first (the first's time over its own: above 1, it
 # is the faster). Interleaving and minima matter on shared machines, whose
 # speed can drift by 2x within minutes: a single pair of runs compares the
 # drift. bench/compare.sh builds two from git revisions; cuda/check-on-gpu.sh
@@ -69,20 +69,18 @@ for line in open(sys.argv[1]):
     key = (scene, int(n), backend, isa, threads)
     rows[key][v].append(float(ms))
     pairs[key].add(npairs)
-head = "%-9s %8s %-10s %-6s %3s" % ("scene", "n", "backend", "isa", "thr")
-head += "".join("  %9s %9s" % (l[:4] + " best", l[:4] + " med") for l in labels)
-head += "".join("  %7s %7s" % (l[:5] + " b", l[:5] + " m") for l in labels[1:])
-print(head)
+width = max(7, max(len(l) for l in labels))
+print("%-9s %8s %-10s %-6s %3s  %-*s %9s %9s  %7s %7s" % (
+    "scene", "n", "backend", "isa", "thr", width, "version", "best", "median", "best x", "med x"))
 for key in sorted(rows):
     r = rows[key]
     if any(not r[l] for l in labels):
         continue
     best = [min(r[l]) for l in labels]
     med = [statistics.median(r[l]) for l in labels]
-    line = "%-9s %8d %-10s %-6s %3s" % key
-    line += "".join("  %9.3f %9.3f" % (b, m) for b, m in zip(best, med))
-    line += "".join("  %6.2fx %6.2fx" % (best[0] / b, med[0] / m) for b, m in zip(best[1:], med[1:]))
-    print(line)
+    for l, b, m in zip(labels, best, med):
+        print("%-9s %8d %-10s %-6s %3s  %-*s %9.3f %9.3f  %6.2fx %6.2fx" % (
+            key + (width, l, b, m, best[0] / b, med[0] / m)))
     if len(pairs[key]) > 1:
         print("pairs differ in %s %d %s: %s" % (key[0], key[1], key[2], " ".join(sorted(pairs[key]))))
 print("ratios: the first's (%s) time over each other's; above 1, that one is the faster"
