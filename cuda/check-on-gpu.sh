@@ -25,16 +25,16 @@
 #
 # BASE=<build folder of another version> and VARIANTS="<build folder> ..."
 # (experimental versions; relative to the repository root, as the build
-# folder is; only their bench/pleat-bench is needed) time those versions
+# folder is; their bench/pleat-bench is what is timed) time those versions
 # against this one in the same run, interleaved (bench/interleave.sh:
 # BASE_ROUNDS rounds, default 3, none started after BASE_SECONDS, default
 # twice STEP_TIMEOUT): the cloud and the folded sheet at 64k, 1M and 4M,
 # every CUDA row, and each one's ratio to this build (this build's time
-# over its: above 1, that version is the faster). A variant's folder may
-# hold its tests/pleat-check-cuda (cuda/build-variant.sh puts it there),
-# which then runs first: the summary says whether the variant got the
-# CPU's bits. Timings of two sessions'
-# GPUs do not compare; these do. It runs last.
+# over its: above 1, that version is the faster). Timings of two
+# sessions' GPUs do not compare; these do. It runs last. A variant's folder
+# may also hold its tests/pleat-check-cuda (cuda/build-variant.sh puts it
+# there), which then runs before the timing: the summary says whether the
+# variant got the CPU's bits.
 #
 # Each step has a time limit (STEP_TIMEOUT seconds, default 150), so a hung
 # kernel cannot take the whole session; after a GPU step runs out of time
