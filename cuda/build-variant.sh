@@ -20,15 +20,18 @@ shift 2
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${WORK:-/tmp/pleat-variants}/$name
 out=$root/build/variants/$name
+# a failed build leaves no folder: an older build under the name would be
+# timed as this version
 rm -rf "$work" "$out"
-mkdir -p "$work" "$out/bench" "$out/tests"
+mkdir -p "$work"
+trap 'git -C "$root" worktree remove --force "$work/src" 2>/dev/null || true; rm -rf "$work"' EXIT
 git -C "$root" worktree add --quiet --detach "$work/src" "$rev"
-trap 'git -C "$root" worktree remove --force "$work/src"; rm -rf "$work"' EXIT
 cmake -S "$work/src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPLEAT_CUDA=ON \
   -DPLEAT_CRITERION=OFF -DPLEAT_BUILD_SAMPLES=OFF -DPLEAT_CUDA_EMULATOR=OFF \
   -DCMAKE_CUDA_ARCHITECTURES="${ARCH:-90}" -DCMAKE_CUDA_FLAGS="$*" >"$work/build.log" 2>&1 &&
   cmake --build "$work/build" --target pleat-bench pleat-check-cuda >>"$work/build.log" 2>&1 ||
   { tail -30 "$work/build.log"; exit 1; }
+mkdir -p "$out/bench" "$out/tests"
 cp "$work/build/bench/pleat-bench" "$out/bench/"
 cp "$work/build/tests/pleat-check-cuda" "$out/tests/"
 echo "$name: $(git -C "$root" rev-parse --short "$rev")${*:+ with $*} -> ${out#"$root"/}"

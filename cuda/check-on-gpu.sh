@@ -180,11 +180,19 @@ if [[ -n ${VARIANTS:-} ]] && ! hung "$cuda_rc" && ! hung "$check_rc"; then
 fi
 
 : >"$logs/versus-base.txt"
+# a version without a bench is said and left out, not the whole table
 versus=() labels=(this)
-[[ -n ${BASE:-} ]] && versus+=("$BASE") && labels+=(base)
+add_version() { # folder, label
+  if [[ -x $1/bench/pleat-bench ]]; then
+    versus+=("$1")
+    labels+=("$2")
+  else
+    echo "$2: no $1/bench/pleat-bench, not timed" | tee -a "$logs/variants.txt"
+  fi
+}
+[[ -n ${BASE:-} ]] && add_version "$BASE" base
 for v in ${VARIANTS:-}; do
-  versus+=("$v")
-  labels+=("$(basename "$v")")
+  add_version "$v" "$(basename "$v")"
 done
 if [[ ${#versus[@]} -gt 0 ]] && ! hung "$cuda_rc" && ! hung "$check_rc"; then
   step "pleat-bench: this build against ${versus[*]}, interleaved"
@@ -211,7 +219,7 @@ same=0
 echo "same result hash: $same"
 echo "sanitizers: $(grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|skipped|incomplete" "$logs/sanitizers.txt" | tr -s ' =' ' ' | paste -sd';') (exit $san_rc)"
 grep -E "^(cloud|folded) " "$logs/bench.txt"
-[[ -s $logs/variants.txt ]] && echo "variants against the CPU:" && cat "$logs/variants.txt"
+[[ -s $logs/variants.txt ]] && echo "variants:" && cat "$logs/variants.txt"
 [[ -s $logs/versus-base.txt ]] && echo "against ${versus[*]} in the same run:" &&
   grep -E "^(scene|cloud|folded|pairs differ) |^ratios:|interleave.sh|interleaved runs" \
     "$logs/versus-base.txt"

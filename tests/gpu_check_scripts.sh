@@ -76,8 +76,8 @@ then echo "FAIL: LABELS naming 2 of 3 benches accepted"; failures=$((failures + 
 else expect "LABELS naming 2 of 3 benches refused" "names 2 benches, not 3" "$work/labels.txt"
 fi
 
-# check-on-gpu.sh on stand-ins: a build, a base, a variant that passes and
-# one whose check fails
+# check-on-gpu.sh on stand-ins: a build, a base, a variant that passes, one
+# whose check fails and one with nothing built
 fake=$work/fake
 mkdir -p "$fake/bin"
 printf '#!/usr/bin/env bash\necho "Stand-in GPU, 0.0, 1 MiB"\n' >"$fake/bin/nvidia-smi"
@@ -103,11 +103,15 @@ gpu_check() { # output file, then VAR=value ...
     BASE_ROUNDS=1 "$@" "$root/cuda/check-on-gpu.sh" "$fake/build" >"$out" 2>&1
 }
 status=0
-gpu_check "$work/gpu.txt" BASE="$fake/base" VARIANTS="$fake/good $fake/bad" || status=$?
+mkdir -p "$fake/empty"
+gpu_check "$work/gpu.txt" BASE="$fake/base" VARIANTS="$fake/good $fake/empty $fake/bad" ||
+  status=$?
 expect "the GPU check passes" "^same result hash: 1$" "$work/gpu.txt"
 ((status == 0)) || { echo "FAIL: check-on-gpu.sh exit $status"; failures=$((failures + 1)); }
 expect "a passing variant's check" "^good: 809 passed, 0 failed \(exit 0\)$" "$work/gpu.txt"
 expect "a failing variant's check" "^bad: 800 passed, 9 failed \(exit 1\)$" "$work/gpu.txt"
+expect "a variant without a bench is left out" "^empty: no .*/bench/pleat-bench, not timed$" \
+  "$work/gpu.txt"
 for l in this base good bad; do
   expect "the summary times $l" "^folded +1024 cpu +scalar +1 +$l " "$work/gpu.txt"
 done
