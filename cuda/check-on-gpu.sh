@@ -98,9 +98,12 @@ tail -2 "$logs/hash-cuda.txt"
 run "$build/tests/pleat-check" >"$logs/hash-cpu.txt" 2>&1
 tail -2 "$logs/hash-cpu.txt"
 hash() { grep -o "result hash [0-9a-f]*" "$1" | head -1; }
+# whether both GPU checks ran through: the later GPU steps run only then
+gpu_ran=0
+! hung "$cuda_rc" && ! hung "$check_rc" && gpu_ran=1
 
 : >"$logs/bench.txt"
-if ! hung "$cuda_rc" && ! hung "$check_rc"; then
+if ((gpu_ran)); then
   step "pleat-bench: CUDA rows, no profiling"
   run "$build/bench/pleat-bench" --backend cuda --no-profile --no-baseline \
     --scenes cloud,folded --sizes 1k,16k,64k,1m,4m 2>&1 | tee "$logs/bench.txt"
@@ -118,7 +121,7 @@ nsys=$(tool nsys)
 ncu=$(tool ncu)
 bench_1m=("$build/bench/pleat-bench" --backend cuda --no-profile --no-baseline --scenes cloud
   --sizes 1m)
-if [[ ${PROFILE:-1} == 0 ]] || hung "$cuda_rc" || hung "$check_rc"; then
+if [[ ${PROFILE:-1} == 0 ]] || ((!gpu_ran)); then
   echo "skipped: PROFILE=${PROFILE:-1}, GPU check exit $cuda_rc" | tee "$logs/nsys.txt" >"$logs/ncu.txt"
 else
   step "profiles of the 1M cloud: ${nsys:-no nsys}, ${ncu:-no ncu}"
@@ -162,39 +165,42 @@ else
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|incomplete" "$logs/sanitizers.txt"
 fi
 
-# an experiment is timed only beside its own check against the CPU: a
-# faster variant that gets other bits is no candidate
-: >"$logs/variants.txt"
-if [[ -n ${VARIANTS:-} ]] && ! hung "$cuda_rc" && ! hung "$check_rc"; then
-  step "variants against the CPU, bit for bit"
-  for v in $VARIANTS; do
-    name=$(basename "$v")
-    if [[ -x $v/tests/pleat-check-cuda ]]; then
-      run "$v/tests/pleat-check-cuda" >"$logs/variant-$name.txt" 2>&1
-      rc=$?
-      echo "$name: $(tail -1 "$logs/variant-$name.txt") (exit $rc)"
-    else
-      echo "$name: no tests/pleat-check-cuda, not checked"
-    fi
-  done | tee "$logs/variants.txt"
-fi
-
-: >"$logs/versus-base.txt"
-# a version without a bench is said and left out, not the whole table
+# The versions timed against this build: BASE and the variants that have a
+# bench (one without is said and left out, not the whole table). Each
+# variant's own check against the CPU, where its folder holds one, runs
+# first: a faster variant that gets other bits is no candidate.
 versus=() labels=(this)
 add_version() { # folder, label
   if [[ -x $1/bench/pleat-bench ]]; then
     versus+=("$1")
     labels+=("$2")
   else
-    echo "$2: no $1/bench/pleat-bench, not timed" | tee -a "$logs/variants.txt"
+    echo "$2: no $1/bench/pleat-bench, not timed"
   fi
 }
-[[ -n ${BASE:-} ]] && add_version "$BASE" base
-for v in ${VARIANTS:-}; do
-  add_version "$v" "$(basename "$v")"
-done
-if [[ ${#versus[@]} -gt 0 ]] && ! hung "$cuda_rc" && ! hung "$check_rc"; then
+check_variant() { # folder, label
+  if [[ ! -x $1/tests/pleat-check-cuda ]]; then
+    echo "$2: no tests/pleat-check-cuda, not checked"
+    return
+  fi
+  run "$1/tests/pleat-check-cuda" >"$logs/variant-$2.txt" 2>&1
+  local rc=$?
+  echo "$2: $(tail -1 "$logs/variant-$2.txt") (exit $rc)"
+}
+((gpu_ran)) && [[ -n ${VARIANTS:-} ]] && step "variants against the CPU, bit for bit"
+# into the file, not through a pipe: a pipe's subshell would keep versus
+{
+  [[ -n ${BASE:-} ]] && add_version "$BASE" base
+  for v in ${VARIANTS:-}; do
+    name=$(basename "$v")
+    ((gpu_ran)) && check_variant "$v" "$name"
+    add_version "$v" "$name"
+  done
+} >"$logs/variants.txt"
+cat "$logs/variants.txt"
+
+: >"$logs/versus-base.txt"
+if [[ ${#versus[@]} -gt 0 ]] && ((gpu_ran)); then
   step "pleat-bench: this build against ${versus[*]}, interleaved"
   # last, so that it can take no other step's time: rounds stop starting
   # after BASE_SECONDS, and the timeout only catches a hung run
