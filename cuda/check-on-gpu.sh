@@ -138,6 +138,8 @@ fi
 
 sanitizer=$(tool compute-sanitizer)
 san_rc=0
+# the lines of sanitizers.txt that say how each tool ended
+san_ends() { grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|skipped|incomplete" "$logs/sanitizers.txt"; }
 if [[ ${SANITIZE:-1} == 0 || -z $sanitizer ]]; then
   echo "skipped: ${sanitizer:-no compute-sanitizer}, SANITIZE=${SANITIZE:-1}" >"$logs/sanitizers.txt"
 elif [[ $cuda_rc != 0 && $cuda_rc != 1 ]]; then
@@ -162,7 +164,7 @@ else
     sanitize $t "$build/bench/pleat-bench" --backend cuda --no-baseline --no-profile \
       --scenes cloud,folded --sizes 1k,16k --repeats 1
   done
-  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|incomplete" "$logs/sanitizers.txt"
+  san_ends
 fi
 
 # The versions timed against this build: BASE and the variants that have a
@@ -223,7 +225,7 @@ echo "CPU:  $cpu_hash"
 same=0
 [[ -n $cpu_hash && $cuda_hash == "$cpu_hash" ]] && same=1
 echo "same result hash: $same"
-echo "sanitizers: $(grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|skipped|incomplete" "$logs/sanitizers.txt" | tr -s ' =' ' ' | paste -sd';') (exit $san_rc)"
+echo "sanitizers: $(san_ends | tr -s ' =' ' ' | paste -sd';') (exit $san_rc)"
 grep -E "^(cloud|folded) " "$logs/bench.txt"
 [[ -s $logs/variants.txt ]] && echo "variants:" && cat "$logs/variants.txt"
 [[ -s $logs/versus-base.txt ]] && echo "against ${versus[*]} in the same run:" &&
