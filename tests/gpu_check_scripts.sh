@@ -6,7 +6,7 @@
 # checks the plumbing: which steps run, what the summary says, the exit
 # status. Times are never checked.
 #
-#   tests/gpu_check_scripts.sh PLEAT-BENCH (a CPU build's)
+#   tests/gpu_check_scripts.sh PLEAT-BENCH (any build: only its CPU rows run)
 set -euo pipefail
 bench=$(realpath "$1")
 root=$(cd "$(dirname "$0")/.." && pwd)
