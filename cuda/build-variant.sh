@@ -35,3 +35,11 @@ mkdir -p "$out/bench" "$out/tests"
 cp "$work/build/bench/pleat-bench" "$out/bench/"
 cp "$work/build/tests/pleat-check-cuda" "$out/tests/"
 echo "$name: $(git -C "$root" rev-parse --short "$rev")${*:+ with $*} -> ${out#"$root"/}"
+# it is timed against this checkout's build: a change of HEAD's to the
+# library's code or its build that it lacks is a difference too
+code=('cuda/*.cu' 'cuda/*.cuh' 'cuda/*.h' core include CMakeLists.txt)
+lacks=$(git -C "$root" rev-list --count "$rev..HEAD" -- "${code[@]}")
+if [[ $lacks != 0 ]]; then
+  echo "  it lacks $lacks of HEAD's commits to the code or the build" \
+    "(git log $rev..HEAD -- ${code[*]}): rebase it unless that is the question"
+fi
