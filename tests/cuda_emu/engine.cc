@@ -11,6 +11,19 @@
 #include <memory>
 #include <vector>
 
+/* AddressSanitizer must be told of every stack switch: it checks accesses
+ * and unpoisons frames against the stack it thinks it is on. */
+#if defined(__SANITIZE_ADDRESS__)
+#define PLEAT_EMU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PLEAT_EMU_ASAN 1
+#endif
+#endif
+#ifdef PLEAT_EMU_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 #if !defined(__x86_64__)
 #error "the CUDA emulator's fiber switch is written for x86-64"
 #endif
@@ -48,9 +61,11 @@ pleat_emu_switch:
 const size_t STACK = 256 * 1024, GUARD = 4096;
 
 /* Kept above the guard page at the bottom of its own stack's mapping, not
- * on the heap: nothing frees a fiber. */
+ * on the heap: nothing frees a fiber. Its stack is the mapping but the
+ * guard, this record included. */
 struct fiber {
     void *sp;
+    void *fake_stack; /* AddressSanitizer's, while the fiber is switched out */
 };
 
 enum thread_state { UNSTARTED, RUNNING, WAITING, READY, EXITED };
@@ -86,6 +101,11 @@ block_run *blk;
 thread_rec *cur;
 fiber *cur_fiber;
 void *sched_sp;
+/* the scheduler's stack (the thread's own), for AddressSanitizer: learnt
+ * each time a fiber is switched to */
+void *sched_fake_stack;
+const void *sched_bottom;
+size_t sched_size;
 std::vector<fiber *> idle_fibers;
 /* PLEAT_CUDA_EMULATOR_ORDER=reverse: threads start and resume last first,
  * and blocks run last first */
@@ -108,7 +128,39 @@ const char *kind_name(pleat_emu::exchange_kind k)
 
 unsigned tid_of(const thread_rec *t) { return (unsigned)(t - blk->threads.data()); }
 
-void to_scheduler() { pleat_emu_switch(&cur_fiber->sp, sched_sp); }
+/* Back on a stack after a switch (`fake_stack`: what the switch away from
+ * it saved); on a fiber, from the scheduler, whose stack it notes. */
+void landed(void *fake_stack, bool on_fiber)
+{
+#ifdef PLEAT_EMU_ASAN
+    __sanitizer_finish_switch_fiber(fake_stack, on_fiber ? &sched_bottom : nullptr,
+                                    on_fiber ? &sched_size : nullptr);
+#else
+    (void)fake_stack;
+    (void)on_fiber;
+#endif
+}
+
+/* Saves this stack's pointer in *save_sp (and its fake stack in
+ * *fake_stack) and goes on at load_sp, on the stack [bottom, bottom + size). */
+void switch_stack(void **save_sp, void **fake_stack, void *load_sp, const void *bottom,
+                  size_t size, bool to_fiber)
+{
+#ifdef PLEAT_EMU_ASAN
+    __sanitizer_start_switch_fiber(fake_stack, bottom, size);
+#else
+    (void)bottom;
+    (void)size;
+#endif
+    pleat_emu_switch(save_sp, load_sp);
+    landed(*fake_stack, !to_fiber);
+}
+
+void to_scheduler()
+{
+    fiber *f = cur_fiber;
+    switch_stack(&f->sp, &f->fake_stack, sched_sp, sched_bottom, sched_size, false);
+}
 
 void become(thread_rec *t)
 {
@@ -121,7 +173,7 @@ void run_on(fiber *f, thread_rec *t)
 {
     cur_fiber = f;
     become(t);
-    pleat_emu_switch(&sched_sp, f->sp);
+    switch_stack(&sched_sp, &sched_fake_stack, f->sp, f, STACK - GUARD, true);
 }
 
 void thread_exit(thread_rec *t)
@@ -160,6 +212,7 @@ void fiber_main()
 
 extern "C" void pleat_emu_fiber_entry()
 {
+    landed(nullptr, true);
     fiber_main();
     abort(); /* there is nothing to return to */
 }
@@ -172,6 +225,7 @@ fiber *new_fiber()
         die("no memory for a fiber stack");
     char *stack = (char *)m;
     fiber *f = (fiber *)(stack + GUARD);
+    f->fake_stack = nullptr;
     /* Each stack's top at another offset: at the same one, the switches'
      * loads and stores would all fall into the same cache sets. */
     const size_t stagger = (size_t)(made++ * 17 % 1024) * 64;

@@ -49,12 +49,15 @@ pleat_emu_stream *new_stream(int device, bool legacy, bool nonblocking)
     return new pleat_emu_stream{device,  legacy, nonblocking, false, {}, 0, 0, false,
                                 nullptr, false,  cudaStreamCaptureModeGlobal, {}};
 }
+/* Never destroyed, as a driver's streams outlast the program's static
+ * destructors: a list destroyed at exit would leave the streams it holds
+ * unreachable, which LeakSanitizer reports as leaks. */
 std::vector<pleat_emu_stream *> &streams() /* the legacy ones first, by device */
 {
-    static std::vector<pleat_emu_stream *> all = [] {
-        std::vector<pleat_emu_stream *> legacy;
+    static std::vector<pleat_emu_stream *> &all = *[] {
+        auto *legacy = new std::vector<pleat_emu_stream *>;
         for (int d = 0; d < DEVICES; ++d)
-            legacy.push_back(new_stream(d, true, false));
+            legacy->push_back(new_stream(d, true, false));
         return legacy;
     }();
     return all;
