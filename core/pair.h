@@ -105,10 +105,14 @@ PLEAT_HD int32_t pleat_quanta(float x)
  * Coincident particles (diff exactly zero) get zero.
  *
  * diff is first scaled by a power of two (exact) so its largest component u
- * lies in [1, 2): length and direction stay accurate even where |diff|^2
- * would be subnormal, and with l = |u|, L = l * 2^e:
- *     delta = stiffness * (L - distance) / ((w_i + w_j + FLT_EPSILON) * l) * u
- * which is the formula of pleat.h with one division. */
+ * lies in [1/4, 1/2): length and direction stay accurate even where |diff|^2
+ * would be subnormal, and with l = |u| < 1, L = l * 2^e and the inverse
+ * masses halved (h_i = w_i / 2, h = h_i + h_j + FLT_EPSILON / 2):
+ *     c = stiffness * (L - distance) / (h * l),  x_i += h_i * c * u
+ * which is the formula of pleat.h with one division. Halved, the weights'
+ * sum stays finite for every finite inverse mass, and l < 1 keeps h * l
+ * finite too: with (w_i + w_j + FLT_EPSILON) * l, inverse masses above
+ * about 1e37 made it infinite and the pair was not moved. */
 PLEAT_HD void pleat_pair_correction(float dx, float dy, float dz, float wi, float wj,
                                     const pleat_pair_consts *k, int64_t ci[3], int64_t cj[3])
 {
@@ -122,19 +126,21 @@ PLEAT_HD void pleat_pair_correction(float dx, float dy, float dz, float wi, floa
     }
     uint32_t bits;
     memcpy(&bits, &big, sizeof bits);
-    int e = (int)(bits >> 23) - 127; /* big in [2^e, 2^(e+1)) when normal */
-    if (e == -127) {                 /* subnormal: ask libm */
+    int e = (int)(bits >> 23) - 125; /* big in [2^(e-2), 2^(e-1)) when normal */
+    if (e == -125) {                 /* subnormal: ask libm */
         frexpf(big, &e);
-        e -= 1;
+        e += 1;
     }
     float u[3] = {pleat_scale2(dx, -e), pleat_scale2(dy, -e), pleat_scale2(dz, -e)};
     float l = sqrtf(pleat_length2(u[0], u[1], u[2]));
     float len = pleat_scale2(l, e);
-    float c = k->stiffness * (len - k->distance) / ((wi + wj + FLT_EPSILON) * l);
+    float hi = 0.5f * wi, hj = 0.5f * wj;
+    float h = hi + hj + 0.5f * FLT_EPSILON;
+    float c = k->stiffness * (len - k->distance) / (h * l);
     for (int a = 0; a < 3; ++a) {
         float delta = c * u[a];
-        ci[a] = pleat_quanta(wi * delta * k->inv_quantum);
-        cj[a] = pleat_quanta(wj * delta * k->inv_quantum);
+        ci[a] = pleat_quanta(hi * delta * k->inv_quantum);
+        cj[a] = pleat_quanta(hj * delta * k->inv_quantum);
     }
 }
 

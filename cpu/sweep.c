@@ -107,24 +107,25 @@ static void corrections(sweep_state *st, uint32_t i, unsigned live)
 
     vf big = vf_max(vf_max(vf_abs(d[0]), vf_abs(d[1])), vf_abs(d[2]));
     vu field = vu_srl(vf_bits(big), 23); /* biased exponent of big */
-    /* fast lanes: field in [1, 253], so e = field - 127 and -e both give
+    /* fast lanes: field in [1, 251], so e = field - 125 and -e both give
      * normal powers of two; coincident lanes (big = 0) fail this too */
-    unsigned fast = vu_lt(vu_sub(field, vu_set1(1)), vu_set1(253)) & live;
-    vf down = vu_as_float(vu_sll(vu_sub(vu_set1(254), field), 23)); /* 2^-e */
-    vf up = vu_as_float(vu_sll(field, 23));                         /* 2^e */
+    unsigned fast = vu_lt(vu_sub(field, vu_set1(1)), vu_set1(251)) & live;
+    vf down = vu_as_float(vu_sll(vu_sub(vu_set1(252), field), 23)); /* 2^-e */
+    vf up = vu_as_float(vu_sll(vu_add(field, vu_set1(2)), 23));     /* 2^e */
     vf u[3];
     for (int c = 0; c < 3; ++c)
         u[c] = vf_mul(d[c], down);
     vf l = vf_sqrt(vf_length2(u[0], u[1], u[2]));
     vf len = vf_mul(l, up);
-    vf w = vf_add(vf_add(wi, wj), vf_set1(FLT_EPSILON));
-    vf c = vf_div(vf_mul(vf_set1(k->stiffness), vf_sub(len, vf_set1(k->distance))), vf_mul(w, l));
+    vf half = vf_set1(0.5f), hi = vf_mul(half, wi), hj = vf_mul(half, wj);
+    vf h = vf_add(vf_add(hi, hj), vf_set1(0.5f * FLT_EPSILON));
+    vf c = vf_div(vf_mul(vf_set1(k->stiffness), vf_sub(len, vf_set1(k->distance))), vf_mul(h, l));
     vf q = vf_set1(k->inv_quantum);
     vu qi[3], qj[3];
     for (int a3 = 0; a3 < 3; ++a3) {
         vf delta = vf_mul(c, u[a3]);
-        qi[a3] = quanta(vf_mul(vf_mul(wi, delta), q));
-        qj[a3] = quanta(vf_mul(vf_mul(wj, delta), q));
+        qi[a3] = quanta(vf_mul(vf_mul(hi, delta), q));
+        qj[a3] = quanta(vf_mul(vf_mul(hj, delta), q));
     }
     vu_store_xy(st->ci_xy + 2 * i, qi[0], qi[1]);
     vu_store_xy(st->cj_xy + 2 * i, qj[0], qj[1]);

@@ -389,6 +389,51 @@ Test(response, huge_inverse_mass_tiny_distance_is_clamped)
     pleat_context_destroy(ctx);
 }
 
+/* Inverse masses up to FLT_MAX move a pair as the double reference does:
+ * (w_i + w_j + FLT_EPSILON) * |u| overflowed above about 1e37, and such a
+ * pair, unless along an axis, was counted but not moved. Pairs 0.5 apart
+ * (d = 1) along an axis, a face diagonal and the space diagonal, 10 apart,
+ * so that they fill vector lanes. */
+Test(response, huge_inverse_masses_move_as_the_reference)
+{
+    pleat_context *ctx = cpu_context(1);
+    const float w[][2] = {{1e37f, 1e37f}, {1e38f, 1e38f}, {FLT_MAX, FLT_MAX},
+                          {FLT_MAX, 0.0f}, {FLT_MAX, 1.0f}, {3e38f, 1e38f}};
+    const float dir[][3] = {{1, 0, 0}, {0, 1, 1}, {1, 1, 1}, {-1, 1, -1}};
+    enum { MASSES = sizeof w / sizeof w[0], DIRS = sizeof dir / sizeof dir[0] };
+    const uint32_t n = 2 * MASSES * DIRS;
+    float pts[4 * 2 * MASSES * DIRS];
+    for (uint32_t k = 0; k < n / 2; ++k) {
+        const float *v = dir[k % DIRS], *m = w[k / DIRS];
+        const float norm = 0.5f / sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        float *pi = pts + 8 * k, *pj = pi + 4;
+        for (int a = 0; a < 3; ++a) {
+            pi[a] = a == 0 ? 10.0f * (float)k : 0.0f;
+            pj[a] = pi[a] + norm * v[a];
+        }
+        pi[3] = m[0];
+        pj[3] = m[1];
+    }
+    pleat_params p = pleat_default_params();
+    p.distance = 1.0f;
+    uint32_t pairs[2 * MASSES * DIRS];
+    for (uint32_t k = 0; k < n; ++k)
+        pairs[k] = k;
+    double ref[4 * 2 * MASSES * DIRS];
+    reference_response(pts, n, &p, pairs, n / 2, ref);
+    pleat_stats st;
+    cr_assert_eq(pleat_self_collide(ctx, pts, n, &p, &st), PLEAT_OK);
+    cr_assert_eq(st.pairs, n / 2);
+    for (uint32_t i = 0; i < n; ++i)
+        for (int a = 0; a < 3; ++a) {
+            const double r = ref[4 * i + a];
+            cr_assert(fabs((double)pts[4 * i + a] - r) <= reference_tolerance(r, 1, p.distance),
+                      "particle %u (w = %g) axis %d: %.9g vs reference %.9g", i,
+                      (double)pts[4 * i + 3], a, (double)pts[4 * i + a], r);
+        }
+    pleat_context_destroy(ctx);
+}
+
 /* Only listed particles take part; the others keep their bits even when
  * they overlap a listed one. */
 Test(response, index_subset_leaves_others_alone)
