@@ -58,6 +58,10 @@ typedef struct pleat_cuda {
      * a subset's, gathered), and the moved particles, on the device and in
      * pinned host memory */
     device_buffer in_particles, in_indices, in_rest, moved, host_in, host_moved;
+    /* find_pairs' list, in pinned host memory until the call has succeeded:
+     * a copy straight into the caller's array would have written it before
+     * the sync that can still report a device error */
+    device_buffer host_pairs;
 } pleat_cuda;
 /* made with pleat_calloc and freed with pleat_free, without constructors */
 static_assert(std::is_trivially_default_constructible<pleat_cuda>::value &&
@@ -448,9 +452,11 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     size_t temp = 0;
     if ((e = pleat_cuda_sort_pairs_temp_bytes(total, f->pair_shift, &temp)) != cudaSuccess)
         return status_of(e);
+    const size_t bytes = (size_t)total * 2 * sizeof(uint32_t);
     if ((st = reserve(cu, &cu->list, total, 8)) != PLEAT_OK ||
         (st = reserve(cu, &cu->list_tmp, total, 8)) != PLEAT_OK ||
-        (st = reserve(cu, &cu->pairs_temp, 1, temp)) != PLEAT_OK)
+        (st = reserve(cu, &cu->pairs_temp, 1, temp)) != PLEAT_OK ||
+        (st = reserve(cu, &cu->host_pairs, 1, bytes)) != PLEAT_OK)
         return st;
     f->mode = PLEAT_CUDA_LIST;
     f->list = (unsigned long long *)cu->list.data;
@@ -465,10 +471,11 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
                                   f->pair_shift, cu->pairs_temp.data, cu->pairs_temp.bytes, s,
                                   &pairs);
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(job->pairs, pairs, total * 2 * sizeof(uint32_t),
-                            cudaMemcpyDeviceToHost, s);
+        e = cudaMemcpyAsync(cu->host_pairs.data, pairs, bytes, cudaMemcpyDeviceToHost, s);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(s);
+    if (e == cudaSuccess)
+        memcpy(job->pairs, cu->host_pairs.data, bytes);
     lap(l, &l->t->apply_ms);
     return status_of(e);
 }
@@ -630,7 +637,7 @@ static void cuda_destroy(void *impl)
                              &cu->acc,          &cu->temp,            &cu->list,
                              &cu->list_tmp,     &cu->pairs_temp,      &cu->in_particles,
                              &cu->in_indices,   &cu->in_rest,         &cu->moved,
-                             &cu->host_in,      &cu->host_moved};
+                             &cu->host_in,      &cu->host_moved,      &cu->host_pairs};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
         release(bufs[i]);
     if (cu->host)
@@ -667,6 +674,7 @@ extern "C" pleat_status pleat_cuda_create(int device, void **impl, char *describ
     cu->device = device;
     cu->host_in.pinned = true;
     cu->host_moved.pinned = true;
+    cu->host_pairs.pinned = true;
     cudaError_t e = cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking);
     if (e == cudaSuccess)
         e = cudaEventCreateWithFlags(&cu->done, cudaEventDisableTiming);
