@@ -373,6 +373,9 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * order its later calls after a launch of the graph, so:
  * - issue every call of a captured graph on the capturing stream (not on
  *   streams forked from it);
+ * - launch the graph after the context's last call made outside it has
+ *   finished or on that call's stream (a host-pointer call returns
+ *   finished): the launch does not wait for it;
  * - while a launch of the graph may still run, make device-pointer calls on
  *   the context only on the launch's stream, make no host-pointer call, and
  *   do not destroy the context (wait for that stream first);
