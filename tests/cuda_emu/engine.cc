@@ -142,7 +142,8 @@ void landed(void *fake_stack, bool on_fiber)
 }
 
 /* Saves this stack's pointer in *save_sp (and its fake stack in
- * *fake_stack) and goes on at load_sp, on the stack [bottom, bottom + size). */
+ * *fake_stack) and goes on at load_sp, on the stack [bottom, bottom + size):
+ * a fiber's (to_fiber), or the scheduler's. */
 void switch_stack(void **save_sp, void **fake_stack, void *load_sp, const void *bottom,
                   size_t size, bool to_fiber)
 {
