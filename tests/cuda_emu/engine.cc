@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -22,6 +23,20 @@
 #endif
 #ifdef PLEAT_EMU_ASAN
 #include <sanitizer/common_interface_defs.h>
+#endif
+/* ThreadSanitizer keeps a shadow state per fiber: a switch it is not told
+ * of mixes two stacks' frames and clocks. Each switch synchronises the two
+ * fibers (flags 0), as the lanes of a block do not race in the emulator:
+ * only the host threads that call it do, through its lock. */
+#if defined(__SANITIZE_THREAD__)
+#define PLEAT_EMU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PLEAT_EMU_TSAN 1
+#endif
+#endif
+#ifdef PLEAT_EMU_TSAN
+#include <sanitizer/tsan_interface.h>
 #endif
 
 #if !defined(__x86_64__)
@@ -66,6 +81,7 @@ const size_t STACK = 256 * 1024, GUARD = 4096;
 struct fiber {
     void *sp;
     void *fake_stack; /* AddressSanitizer's, while the fiber is switched out */
+    void *tsan;       /* ThreadSanitizer's state of the fiber */
 };
 
 enum thread_state { UNSTARTED, RUNNING, WAITING, READY, EXITED };
@@ -106,7 +122,15 @@ void *sched_sp;
 void *sched_fake_stack;
 const void *sched_bottom;
 size_t sched_size;
+/* ThreadSanitizer's state of the scheduler (the calling host thread's) */
+void *sched_tsan;
 std::vector<fiber *> idle_fibers;
+#ifdef PLEAT_EMU_TSAN
+/* ThreadSanitizer counts each fiber as a thread, and a forked child has
+ * only the thread that forked: it makes fibers of its own. */
+const int fresh_fibers_after_fork =
+    pthread_atfork(nullptr, nullptr, [] { idle_fibers.clear(); });
+#endif
 /* PLEAT_CUDA_EMULATOR_ORDER=reverse: threads start and resume last first,
  * and blocks run last first */
 bool reverse_order = [] {
@@ -143,15 +167,21 @@ void landed(void *fake_stack, bool on_fiber)
 
 /* Saves this stack's pointer in *save_sp (and its fake stack in
  * *fake_stack) and goes on at load_sp, on the stack [bottom, bottom + size):
- * a fiber's (to_fiber), or the scheduler's. */
+ * a fiber's (to_fiber), or the scheduler's; `tsan` is its ThreadSanitizer
+ * state. */
 void switch_stack(void **save_sp, void **fake_stack, void *load_sp, const void *bottom,
-                  size_t size, bool to_fiber)
+                  size_t size, bool to_fiber, void *tsan)
 {
 #ifdef PLEAT_EMU_ASAN
     __sanitizer_start_switch_fiber(fake_stack, bottom, size);
 #else
     (void)bottom;
     (void)size;
+#endif
+#ifdef PLEAT_EMU_TSAN
+    __tsan_switch_to_fiber(tsan, 0);
+#else
+    (void)tsan;
 #endif
     pleat_emu_switch(save_sp, load_sp);
     landed(*fake_stack, !to_fiber);
@@ -160,7 +190,7 @@ void switch_stack(void **save_sp, void **fake_stack, void *load_sp, const void *
 void to_scheduler()
 {
     fiber *f = cur_fiber;
-    switch_stack(&f->sp, &f->fake_stack, sched_sp, sched_bottom, sched_size, false);
+    switch_stack(&f->sp, &f->fake_stack, sched_sp, sched_bottom, sched_size, false, sched_tsan);
 }
 
 void become(thread_rec *t)
@@ -174,7 +204,10 @@ void run_on(fiber *f, thread_rec *t)
 {
     cur_fiber = f;
     become(t);
-    switch_stack(&sched_sp, &sched_fake_stack, f->sp, f, STACK - GUARD, true);
+#ifdef PLEAT_EMU_TSAN
+    sched_tsan = __tsan_get_current_fiber(); /* a grid may run on any host thread */
+#endif
+    switch_stack(&sched_sp, &sched_fake_stack, f->sp, f, STACK - GUARD, true, f->tsan);
 }
 
 void thread_exit(thread_rec *t)
@@ -227,6 +260,11 @@ fiber *new_fiber()
     char *stack = (char *)m;
     fiber *f = (fiber *)(stack + GUARD);
     f->fake_stack = nullptr;
+#ifdef PLEAT_EMU_TSAN
+    f->tsan = __tsan_create_fiber(0);
+#else
+    f->tsan = nullptr;
+#endif
     /* Each stack's top at another offset: at the same one, the switches'
      * loads and stores would all fall into the same cache sets. */
     const size_t stagger = (size_t)(made++ * 17 % 1024) * 64;
