@@ -659,13 +659,16 @@ extern "C" pleat_status pleat_cuda_create(int device, void **impl, char *describ
     int devices = 0;
     if (!ok(cudaGetDeviceCount(&devices)) || device >= devices)
         return PLEAT_ERROR_BACKEND_UNAVAILABLE;
-    /* present but unusable (exclusive mode, error state): AUTO falls back.
-     * cudaFree(0) creates the device's context now; cudaSetDevice does only
-     * when the device changes, so on device 0 the failure would otherwise
-     * come at cudaStreamCreate, as PLEAT_ERROR_DEVICE. */
+    /* present but unusable (exclusive mode, error state, older than every
+     * architecture built): AUTO falls back. cudaFree(0) creates the
+     * device's context now; cudaSetDevice does only when the device
+     * changes, so on device 0 the failure would otherwise come at
+     * cudaStreamCreate, as PLEAT_ERROR_DEVICE. Without the kernels' check
+     * an old GPU would pass here and fail every call. */
     device_scope scope(device);
     cudaDeviceProp prop;
-    if (!scope.ok || !ok(cudaFree(0)) || !ok(cudaGetDeviceProperties(&prop, device)))
+    if (!scope.ok || !ok(cudaFree(0)) || !ok(cudaGetDeviceProperties(&prop, device)) ||
+        !ok(pleat_cuda_kernels_run_here()))
         return PLEAT_ERROR_BACKEND_UNAVAILABLE;
     /* plain data: zeroed is value-initialised */
     pleat_cuda *cu = (pleat_cuda *)pleat_calloc(1, sizeof *cu);

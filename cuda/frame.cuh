@@ -160,6 +160,11 @@ static inline cudaError_t pleat_cuda_launch(void (*kernel)(Params...), unsigned 
     return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 
+/* Whether this build's kernels run on the current device: cudaSuccess, or
+ * the runtime's error for a device older than every architecture built
+ * (no binary, no PTX it can compile). Launches nothing. */
+cudaError_t pleat_cuda_kernels_run_here(void);
+
 /* Stage launchers (asynchronous, on `stream`); each returns the first error
  * of what it queued. */
 cudaError_t pleat_cuda_check_and_keys(const pleat_cuda_frame &f, cudaStream_t stream);

@@ -168,6 +168,14 @@ __global__ void keys_kernel(pleat_cuda_frame f)
     f.order_in[s] = d;
 }
 
+/* Every kernel, CUB's included, is built for the same architectures: one
+ * kernel's image stands for all. */
+cudaError_t pleat_cuda_kernels_run_here(void)
+{
+    cudaFuncAttributes attributes;
+    return cudaFuncGetAttributes(&attributes, bounds_kernel);
+}
+
 cudaError_t pleat_cuda_check_and_keys(const pleat_cuda_frame &f, cudaStream_t stream)
 {
     unsigned per_slot = pleat_cuda_blocks(f.m);

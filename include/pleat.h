@@ -192,7 +192,8 @@ typedef struct pleat_context pleat_context;
  * cuda_device < 0, or only one of enqueue_tasks and finish_tasks set
  * -> INVALID_ARGUMENT; PLEAT_BACKEND_CUDA on a build or
  * machine without CUDA, or whose device cannot be used (held by another
- * process in exclusive mode, in an error state) -> BACKEND_UNAVAILABLE, and
+ * process in exclusive mode, in an error state, older than every GPU
+ * architecture the library was built for) -> BACKEND_UNAVAILABLE, and
  * PLEAT_BACKEND_AUTO then runs on the CPU; OUT_OF_MEMORY; a CUDA device
  * that fails while the context sets it up (its stream, its first
  * allocations) -> DEVICE. *out is written

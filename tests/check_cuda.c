@@ -931,6 +931,43 @@ static void out_of_memory(pleat_context *cpu)
     }
     cudaStreamDestroy(st);
 }
+
+/* A device older than every architecture of the build (the emulator's
+ * devices made so) cannot run pleat's kernels: a CUDA context is refused
+ * with BACKEND_UNAVAILABLE, AUTO falls back to the CPU and gives its bits,
+ * and pleat leaves no error in the runtime. */
+static void no_kernel_image(pleat_context *cpu)
+{
+    const char *name = "no kernel image";
+    scene sc = scene_make(SCENE_CLOUD, 3000, 0, 17);
+    pleat_params p = pleat_default_params();
+    p.distance = sc.distance;
+    size_t bytes = (size_t)sc.count * 4 * sizeof(float);
+    float *want = copy_floats(sc.particles, (size_t)sc.count * 4);
+    expect(pleat_self_collide(cpu, want, sc.count, &p, NULL) == PLEAT_OK, "cpu call", name);
+    pleat_emu_kernel_images(0);
+    pleat_context_desc d = pleat_default_context_desc();
+    d.backend = PLEAT_BACKEND_CUDA;
+    pleat_context *ctx = NULL;
+    expect(pleat_context_create(&d, &ctx) == PLEAT_ERROR_BACKEND_UNAVAILABLE && !ctx,
+           "PLEAT_BACKEND_CUDA is refused", name);
+    d.backend = PLEAT_BACKEND_AUTO;
+    expect(pleat_context_create(&d, &ctx) == PLEAT_OK, "PLEAT_BACKEND_AUTO", name);
+    if (ctx) {
+        float *got = copy_floats(sc.particles, (size_t)sc.count * 4);
+        expect(strncmp(pleat_context_describe(ctx), "cpu", 3) == 0, "AUTO runs on the CPU", name);
+        expect(pleat_self_collide(ctx, got, sc.count, &p, NULL) == PLEAT_OK &&
+                   memcmp(got, want, bytes) == 0,
+               "AUTO gives the CPU's bits", name);
+        free(got);
+        pleat_context_destroy(ctx);
+    }
+    expect(cudaPeekAtLastError() == cudaSuccess, "no error left in the runtime", name);
+    pleat_emu_kernel_images(1);
+    printf("%-24s %s\n", name, "done");
+    free(want);
+    scene_free(&sc);
+}
 #endif
 
 /* Whether the calling thread's current device is `device`. */
@@ -1112,6 +1149,7 @@ int main(int argc, char **argv)
     two_devices(cpu);
 #ifdef PLEAT_CUDA_EMULATOR
     out_of_memory(cpu);
+    no_kernel_image(cpu);
 #endif
     return finish(cpu, gpu);
 }

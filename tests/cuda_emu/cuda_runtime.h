@@ -53,6 +53,8 @@ uint64_t exchange(exchange_kind kind, unsigned mask, uint64_t value, unsigned ar
 void sync_threads();
 /* Queues `grid` (run by every thread of every block) on config->stream. */
 cudaError_t launch(const cudaLaunchConfig_t *config, std::function<void()> grid);
+/* cudaFuncGetAttributes, the same for every kernel. */
+cudaError_t func_attributes(cudaFuncAttributes *attr);
 /* Queues `work`, which runs with device memory readable, on `stream`. */
 cudaError_t submit(cudaStream_t stream, std::function<void()> work);
 /* Aborts unless [p, p + bytes) lies in one device allocation (a fault on a GPU). */
@@ -184,6 +186,14 @@ inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
 inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
 inline int min(int a, int b) { return a < b ? a : b; }
+
+/* Every kernel's attributes alike: the emulator has no registers or
+ * binary to describe. */
+template <typename... Params>
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, void (*)(Params...))
+{
+    return pleat_emu::func_attributes(attr);
+}
 
 /* The kernel's parameters are copied when it is queued, as on a GPU. */
 template <typename... Params, typename... Args>

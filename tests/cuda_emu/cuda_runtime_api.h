@@ -20,8 +20,10 @@ typedef enum cudaError {
     cudaErrorInvalidValue = 1,
     cudaErrorMemoryAllocation = 2,
     cudaErrorInvalidConfiguration = 9,
+    cudaErrorInvalidDeviceFunction = 98,
     cudaErrorNoDevice = 100,
     cudaErrorInvalidDevice = 101,
+    cudaErrorNoKernelImageForDevice = 209,
     cudaErrorInvalidResourceHandle = 400,
     cudaErrorIllegalState = 401,
     cudaErrorStreamCaptureUnsupported = 900,
@@ -67,6 +69,11 @@ typedef struct cudaDeviceProp {
     size_t totalGlobalMem;
     int warpSize, maxThreadsPerBlock, multiProcessorCount, major, minor;
 } cudaDeviceProp;
+
+typedef struct cudaFuncAttributes {
+    size_t sharedSizeBytes, constSizeBytes, localSizeBytes;
+    int maxThreadsPerBlock, numRegs, ptxVersion, binaryVersion;
+} cudaFuncAttributes;
 
 const char *cudaGetErrorString(cudaError_t error);
 cudaError_t cudaGetLastError(void);
@@ -121,6 +128,12 @@ size_t pleat_emu_pending_all(void);
 void pleat_emu_fail_allocation(long long skip);
 /* Whether the failure asked for has not happened yet. */
 int pleat_emu_failure_pending(void);
+/* present 0: the devices become GPUs older than every architecture the
+ * build holds. No kernel image runs there: launches and
+ * cudaFuncGetAttributes fail with cudaErrorNoKernelImageForDevice, while
+ * the calls that use no kernel (memory, streams) work. 1 (the start) undoes
+ * it. */
+void pleat_emu_kernel_images(int present);
 
 #ifdef __cplusplus
 }

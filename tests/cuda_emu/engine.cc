@@ -477,6 +477,8 @@ cudaError_t launch(const cudaLaunchConfig_t *c, std::function<void()> grid)
         return fail(cudaErrorInvalidConfiguration);
     if (bd.y != 1 || bd.z != 1 || gd.y != 1 || gd.z != 1 || c->dynamicSmemBytes || c->numAttrs)
         die("only 1-D launches without dynamic shared memory or attributes are emulated");
+    if (cudaError_t e = kernel_image())
+        return e;
     auto body = std::make_shared<std::function<void()>>(std::move(grid));
     return submit(c->stream, [body, gd, bd]() { run_grid(*body, gd, bd); });
 }

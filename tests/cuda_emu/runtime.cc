@@ -29,6 +29,27 @@ thread_local int current = 0; /* the thread's current device, as the runtime's *
 
 int current_device() { return current; }
 
+static bool kernel_images = true; /* under the lock */
+
+cudaError_t kernel_image()
+{
+    locked g(big_lock());
+    return kernel_images ? cudaSuccess : fail(cudaErrorNoKernelImageForDevice);
+}
+
+cudaError_t func_attributes(cudaFuncAttributes *attr)
+{
+    if (!attr)
+        return fail(cudaErrorInvalidValue);
+    cudaError_t e = kernel_image();
+    if (e != cudaSuccess)
+        return e;
+    memset(attr, 0, sizeof *attr);
+    attr->maxThreadsPerBlock = 1024;
+    attr->ptxVersion = attr->binaryVersion = 90;
+    return cudaSuccess;
+}
+
 cudaError_t fail(cudaError_t e)
 {
     if (e != cudaSuccess)
@@ -63,6 +84,9 @@ const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorInvalidValue: return "invalid argument";
     case cudaErrorMemoryAllocation: return "out of memory";
     case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorInvalidDeviceFunction: return "invalid device function";
+    case cudaErrorNoKernelImageForDevice:
+        return "no kernel image is available for execution on the device";
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
     case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorInvalidResourceHandle: return "invalid resource handle";
@@ -74,6 +98,12 @@ const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorCapturedEvent: return "the event was recorded in a capture";
     }
     return "unknown error";
+}
+
+void pleat_emu_kernel_images(int present)
+{
+    locked g(big_lock());
+    kernel_images = present != 0;
 }
 
 cudaError_t cudaGetLastError(void)

@@ -329,6 +329,30 @@ static void devices()
     cudaFree(d0);
 }
 
+/* Devices older than the build's architectures: no kernel runs, the rest
+ * works, and each failure is left for cudaGetLastError. */
+static void no_kernel_images()
+{
+    unsigned *d = device<unsigned>(64);
+    cudaFuncAttributes a;
+    expect(cudaFuncGetAttributes(&a, fill_kernel) == cudaSuccess && a.maxThreadsPerBlock == 1024,
+           "a kernel's attributes");
+    pleat_emu_kernel_images(0);
+    expect(cudaFuncGetAttributes(&a, fill_kernel) == cudaErrorNoKernelImageForDevice &&
+               cudaGetLastError() == cudaErrorNoKernelImageForDevice,
+           "no kernel image: no attributes");
+    expect(launch(fill_kernel, 1, 64, nullptr, d, 64u, 3u) == cudaErrorNoKernelImageForDevice &&
+               cudaGetLastError() == cudaErrorNoKernelImageForDevice &&
+               pleat_emu_pending_all() == 0,
+           "no kernel image: a launch fails and queues nothing");
+    expect(cudaMemset(d, 0, 64 * sizeof(unsigned)) == cudaSuccess && back(d, 64)[63] == 0,
+           "no kernel image: memory still works");
+    pleat_emu_kernel_images(1);
+    expect(launch(fill_kernel, 1, 64, nullptr, d, 64u, 3u) == cudaSuccess && back(d, 64)[63] == 3,
+           "kernel images back: a launch runs");
+    cudaFree(d);
+}
+
 /* ---- capture ----------------------------------------------------------------- */
 
 __global__ void add_kernel(unsigned *out, unsigned v) { out[threadIdx.x] += v; }
@@ -679,6 +703,7 @@ int main()
     out_of_memory();
     streams();
     devices();
+    no_kernel_images();
     capture();
     sort();
     aborts();
