@@ -26,6 +26,7 @@
 #include "subsets.h"
 
 #include <cuda_runtime_api.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +178,54 @@ static void compare(pleat_context *cpu, pleat_context *gpu, const scene *sc,
     free(a);
     free(pg);
     free(pc);
+}
+
+/* Clusters of three particles whose x differ by subnormal amounts (y and z
+ * shared; clusters 3d apart), with inverse masses from 0 to FLT_MAX. Each
+ * pair's difference is subnormal, so its correction takes the scalar lane
+ * on every ISA (pleat_pair_correction, core/pair.h), whose scaling calls
+ * ldexpf and frexpf: on a GPU, CUDA's, not the C library's. */
+static scene subnormal_clusters(uint32_t clusters, uint64_t *rng)
+{
+    static const float w[] = {0.0f, 1.0f, 3.5f, 1e30f, 1e38f, FLT_MAX};
+    scene sc = {3 * clusters, malloc(48 * (size_t)clusters), NULL, 1e-3f};
+    if (!sc.particles)
+        die("malloc");
+    for (uint32_t i = 0; i < sc.count; ++i) {
+        float *q = sc.particles + 4 * (size_t)i;
+        uint64_t r = pleat_scene_random(rng);
+        uint32_t c = i / 3;
+        float x = ldexpf((float)(r % 1000), -140); /* up to 2^-130 */
+        q[0] = r >> 10 & 1 ? -x : x;
+        q[1] = (float)(c % 64) * 3 * sc.distance;
+        q[2] = (float)(c / 64) * 3 * sc.distance;
+        q[3] = w[(r >> 11) % (sizeof w / sizeof w[0])];
+    }
+    return sc;
+}
+
+/* The subnormal clusters: the CPU finds every cluster's 3 pairs and moves
+ * its particles apart, and the GPU gives its bits. */
+static void subnormal_x(pleat_context *cpu, pleat_context *gpu, uint64_t *rng)
+{
+    const char *name = "subnormal x";
+    scene sc = subnormal_clusters(2000, rng);
+    pleat_params p = pleat_default_params();
+    p.distance = sc.distance;
+    size_t n = 0;
+    free(pairs_of(cpu, &sc, &p, &n));
+    expect(n == sc.count, "every cluster's 3 pairs", name);
+    float *moved = copy_floats(sc.particles, 4 * (size_t)sc.count);
+    expect(pleat_self_collide(cpu, moved, sc.count, &p, NULL) == PLEAT_OK, "cpu call", name);
+    uint32_t apart = 0; /* particles moved at least d/8 along x */
+    for (uint32_t i = 0; i < sc.count; ++i)
+        apart += fabsf(moved[4 * (size_t)i] - sc.particles[4 * (size_t)i]) >= sc.distance / 8;
+    expect(apart > sc.count / 2, "most particles pushed apart", name);
+    int before = failures;
+    compare(cpu, gpu, &sc, &p, 1, name);
+    printf("%-24s %s\n", name, failures == before ? "same bits" : "DIFFERENT");
+    free(moved);
+    scene_free(&sc);
 }
 
 /* n floats of page-aligned memory, for protecting pages of it. */
@@ -1136,6 +1185,7 @@ int main(int argc, char **argv)
             scene_free(&sc);
         }
     }
+    subnormal_x(cpu, gpu, &rng);
     bad_inputs(gpu);
     pending_error(gpu);
     async_and_graph(cpu, gpu);
