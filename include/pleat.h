@@ -192,12 +192,16 @@ typedef struct pleat_context pleat_context;
  * cuda_device < 0, or only one of enqueue_tasks and finish_tasks set
  * -> INVALID_ARGUMENT; PLEAT_BACKEND_CUDA on a build or
  * machine without CUDA, or whose device cannot be used (held by another
- * process in exclusive mode, in an error state, older than every GPU
- * architecture the library was built for) -> BACKEND_UNAVAILABLE, and
+ * process in exclusive mode, in an error state, or with no kernel image
+ * it can run: older than every GPU architecture the library was built
+ * for, or newer, with a driver that cannot compile the library's PTX)
+ * -> BACKEND_UNAVAILABLE, and
  * PLEAT_BACKEND_AUTO then runs on the CPU; OUT_OF_MEMORY; a CUDA device
  * that fails while the context sets it up (its stream, its first
  * allocations) -> DEVICE. *out is written
- * only on success.
+ * only on success. On a CUDA device, creation loads one of pleat's kernels
+ * (to learn whether they run there, as the first call would), which may
+ * wait for the application's work on the device, or compile PTX.
  * The environment variable PLEAT_CPU_ISA (scalar, ...) forces the CPU kernel
  * variant; a variant this build or CPU lacks -> BACKEND_UNAVAILABLE. Set but
  * empty, it is as if unset.
@@ -403,6 +407,9 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * pleat_self_collide(), pleat_find_pairs(), this function and
  * pleat_context_device_status() return PLEAT_ERROR_DEVICE at once when
  * they find one, queue and write nothing, and leave the error in place.
+ * pleat_context_create() and pleat_context_destroy() do not look: a CUDA
+ * call of theirs that fails takes such an error's place, and pleat then
+ * clears it, so read it before them.
  * (CUB, which sorts the keys, takes that error at every step it checks
  * and returns it as its own, so pleat cannot run under it.) This error
  * state belongs to one copy of the CUDA runtime: the application and a

@@ -5,9 +5,10 @@
  * device here (CI: skipped).
  *
  * On every scene kind, with and without rest positions, and with an index
- * subset (of at least a quarter of the particles) with rest positions:
- * the corrected particles, the pair list and the stats of the CUDA backend
- * (host pointers and device pointers) equal the CPU backend's. Then bad
+ * subset (of at least a quarter of the particles) with rest positions, and
+ * on clusters whose differences are subnormal: the corrected particles,
+ * the pair list and the stats of the CUDA backend (host pointers and
+ * device pointers) equal the CPU backend's. Then bad
  * inputs through the device API: the status comes back with the stats, and
  * the device buffer is left as it was. Then an error the application left
  * pending in the CUDA runtime: calls refuse to run on it and leave it
@@ -18,7 +19,9 @@
  * its subset, and two contexts correcting disjoint subsets of one host
  * array from two threads at once; with two devices, a context on each,
  * called while the other is current. On the CUDA emulator, also device
- * memory running out at each allocation of a call in turn.
+ * memory running out at each allocation of a call in turn, and a device
+ * older than every architecture built. --threads runs only the two
+ * threads on one array (for ThreadSanitizer).
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "reference.h"
@@ -182,13 +185,13 @@ static void compare(pleat_context *cpu, pleat_context *gpu, const scene *sc,
 
 /* Clusters of three particles whose x differ by subnormal amounts (y and z
  * shared; clusters 3d apart), with inverse masses from 0 to FLT_MAX. Each
- * pair's difference is subnormal, so its correction takes the scalar lane
+ * pair's difference is subnormal (or zero), so its correction takes the scalar lane
  * on every ISA (pleat_pair_correction, core/pair.h), whose scaling calls
  * ldexpf and frexpf: on a GPU, CUDA's, not the C library's. */
 static scene subnormal_clusters(uint32_t clusters, uint64_t *rng)
 {
     static const float w[] = {0.0f, 1.0f, 3.5f, 1e30f, 1e38f, FLT_MAX};
-    scene sc = {3 * clusters, malloc(48 * (size_t)clusters), NULL, 1e-3f};
+    scene sc = {3 * clusters, malloc(3 * 4 * sizeof(float) * (size_t)clusters), NULL, 1e-3f};
     if (!sc.particles)
         die("malloc");
     for (uint32_t i = 0; i < sc.count; ++i) {
@@ -982,9 +985,11 @@ static void out_of_memory(pleat_context *cpu)
 }
 
 /* A device older than every architecture of the build (the emulator's
- * devices made so) cannot run pleat's kernels: a CUDA context is refused
- * with BACKEND_UNAVAILABLE, AUTO falls back to the CPU and gives its bits,
- * and pleat leaves no error in the runtime. */
+ * device 1 made so) cannot run pleat's kernels: a CUDA context on it is
+ * refused with BACKEND_UNAVAILABLE, AUTO falls back to the CPU and gives
+ * its bits, and pleat leaves no error in the runtime. The check is made on
+ * the context's device, not the caller's current one: device 0 is still
+ * usable while device 1 is current. */
 static void no_kernel_image(pleat_context *cpu)
 {
     const char *name = "no kernel image";
@@ -994,9 +999,10 @@ static void no_kernel_image(pleat_context *cpu)
     size_t bytes = (size_t)sc.count * 4 * sizeof(float);
     float *want = copy_floats(sc.particles, (size_t)sc.count * 4);
     expect(pleat_self_collide(cpu, want, sc.count, &p, NULL) == PLEAT_OK, "cpu call", name);
-    pleat_emu_kernel_images(0);
+    pleat_emu_kernel_images(1, 0);
     pleat_context_desc d = pleat_default_context_desc();
     d.backend = PLEAT_BACKEND_CUDA;
+    d.cuda_device = 1;
     pleat_context *ctx = NULL;
     expect(pleat_context_create(&d, &ctx) == PLEAT_ERROR_BACKEND_UNAVAILABLE && !ctx,
            "PLEAT_BACKEND_CUDA is refused", name);
@@ -1011,8 +1017,16 @@ static void no_kernel_image(pleat_context *cpu)
         free(got);
         pleat_context_destroy(ctx);
     }
+    cudaSetDevice(1);
+    d.backend = PLEAT_BACKEND_CUDA;
+    d.cuda_device = 0;
+    ctx = NULL;
+    expect(pleat_context_create(&d, &ctx) == PLEAT_OK, "device 0 while device 1 is current",
+           name);
+    pleat_context_destroy(ctx);
+    cudaSetDevice(0);
     expect(cudaPeekAtLastError() == cudaSuccess, "no error left in the runtime", name);
-    pleat_emu_kernel_images(1);
+    pleat_emu_kernel_images(1, 1);
     printf("%-24s %s\n", name, "done");
     free(want);
     scene_free(&sc);

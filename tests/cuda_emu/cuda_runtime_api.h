@@ -20,7 +20,6 @@ typedef enum cudaError {
     cudaErrorInvalidValue = 1,
     cudaErrorMemoryAllocation = 2,
     cudaErrorInvalidConfiguration = 9,
-    cudaErrorInvalidDeviceFunction = 98,
     cudaErrorNoDevice = 100,
     cudaErrorInvalidDevice = 101,
     cudaErrorNoKernelImageForDevice = 209,
@@ -128,12 +127,12 @@ size_t pleat_emu_pending_all(void);
 void pleat_emu_fail_allocation(long long skip);
 /* Whether the failure asked for has not happened yet. */
 int pleat_emu_failure_pending(void);
-/* present 0: the devices become GPUs older than every architecture the
+/* present 0: `device` becomes a GPU older than every architecture the
  * build holds. No kernel image runs there: launches and
- * cudaFuncGetAttributes fail with cudaErrorNoKernelImageForDevice, while
- * the calls that use no kernel (memory, streams) work. 1 (the start) undoes
- * it. */
-void pleat_emu_kernel_images(int present);
+ * cudaFuncGetAttributes with it current fail with
+ * cudaErrorNoKernelImageForDevice, while the calls that use no kernel
+ * (memory, streams) work. 1 (the start) undoes it. */
+void pleat_emu_kernel_images(int device, int present);
 
 #ifdef __cplusplus
 }

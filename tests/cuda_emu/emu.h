@@ -50,9 +50,9 @@
  *   device's memory and pinned memory: another device's faults. An event
  *   records only on a stream of its own device.
  *   Copies may read and write any device's memory. A device sync waits
- *   for the current device's work only. A test can make both devices older
+ *   for the current device's work only. A test can make a device older
  *   than the build's architectures (pleat_emu_kernel_images): launches
- *   then fail, and so does cudaFuncGetAttributes.
+ *   there then fail, and so does cudaFuncGetAttributes.
  * - Streams. Work is queued, not run: it runs when the host waits for it
  *   (a stream or event sync, a device sync, a cudaMemcpy that waits;
  *   cudaMemcpyAsync never does, and touches pageable memory when it runs),
@@ -85,8 +85,8 @@ int current_device(); /* the calling thread's */
 std::recursive_mutex &big_lock(); /* every call holds it */
 typedef std::lock_guard<std::recursive_mutex> locked;
 cudaError_t fail(cudaError_t e); /* e, also left for cudaGetLastError */
-/* cudaSuccess, or the error of a launch on a device without the kernel's
- * image (pleat_emu_kernel_images), left for cudaGetLastError too */
+/* cudaSuccess, or the error of a launch on the current device when it has
+ * no kernel image (pleat_emu_kernel_images), left for cudaGetLastError too */
 cudaError_t kernel_image();
 
 /* memory.cc */

@@ -126,8 +126,9 @@ size_t sched_size;
 void *sched_tsan;
 std::vector<fiber *> idle_fibers;
 #ifdef PLEAT_EMU_TSAN
-/* ThreadSanitizer counts each fiber as a thread, and a forked child has
- * only the thread that forked: it makes fibers of its own. */
+/* ThreadSanitizer counts each fiber as a thread, so it takes a forked child
+ * for a multi-threaded fork's and ignores its synchronisation: fibers made
+ * before the fork report false races there. The child makes its own. */
 const int fresh_fibers_after_fork =
     pthread_atfork(nullptr, nullptr, [] { idle_fibers.clear(); });
 #endif

@@ -29,12 +29,12 @@ thread_local int current = 0; /* the thread's current device, as the runtime's *
 
 int current_device() { return current; }
 
-static bool kernel_images = true; /* under the lock */
+static bool no_kernel_images[DEVICES]; /* under the lock */
 
 cudaError_t kernel_image()
 {
     locked g(big_lock());
-    return kernel_images ? cudaSuccess : fail(cudaErrorNoKernelImageForDevice);
+    return no_kernel_images[current] ? fail(cudaErrorNoKernelImageForDevice) : cudaSuccess;
 }
 
 cudaError_t func_attributes(cudaFuncAttributes *attr)
@@ -84,7 +84,6 @@ const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorInvalidValue: return "invalid argument";
     case cudaErrorMemoryAllocation: return "out of memory";
     case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-    case cudaErrorInvalidDeviceFunction: return "invalid device function";
     case cudaErrorNoKernelImageForDevice:
         return "no kernel image is available for execution on the device";
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
@@ -100,10 +99,12 @@ const char *cudaGetErrorString(cudaError_t e)
     return "unknown error";
 }
 
-void pleat_emu_kernel_images(int present)
+void pleat_emu_kernel_images(int device, int present)
 {
+    if (device < 0 || device >= DEVICES)
+        die("pleat_emu_kernel_images: no device %d", device);
     locked g(big_lock());
-    kernel_images = present != 0;
+    no_kernel_images[device] = !present;
 }
 
 cudaError_t cudaGetLastError(void)

@@ -329,28 +329,37 @@ static void devices()
     cudaFree(d0);
 }
 
-/* Devices older than the build's architectures: no kernel runs, the rest
- * works, and each failure is left for cudaGetLastError. */
+/* A device older than the build's architectures: no kernel runs there, the
+ * rest works, each failure is left for cudaGetLastError, and the other
+ * device keeps its images. */
 static void no_kernel_images()
 {
-    unsigned *d = device<unsigned>(64);
+    unsigned *d0 = device<unsigned>(64);
     cudaFuncAttributes a;
     expect(cudaFuncGetAttributes(&a, fill_kernel) == cudaSuccess && a.maxThreadsPerBlock == 1024,
            "a kernel's attributes");
-    pleat_emu_kernel_images(0);
+    pleat_emu_kernel_images(1, 0);
+    expect(cudaFuncGetAttributes(&a, fill_kernel) == cudaSuccess &&
+               launch(fill_kernel, 1, 64, nullptr, d0, 64u, 2u) == cudaSuccess &&
+               back(d0, 64)[63] == 2,
+           "no kernel image on device 1: device 0 still runs kernels");
+    cudaSetDevice(1);
+    unsigned *d1 = device<unsigned>(64);
     expect(cudaFuncGetAttributes(&a, fill_kernel) == cudaErrorNoKernelImageForDevice &&
                cudaGetLastError() == cudaErrorNoKernelImageForDevice,
            "no kernel image: no attributes");
-    expect(launch(fill_kernel, 1, 64, nullptr, d, 64u, 3u) == cudaErrorNoKernelImageForDevice &&
+    expect(launch(fill_kernel, 1, 64, nullptr, d1, 64u, 3u) == cudaErrorNoKernelImageForDevice &&
                cudaGetLastError() == cudaErrorNoKernelImageForDevice &&
                pleat_emu_pending_all() == 0,
            "no kernel image: a launch fails and queues nothing");
-    expect(cudaMemset(d, 0, 64 * sizeof(unsigned)) == cudaSuccess && back(d, 64)[63] == 0,
+    expect(cudaMemset(d1, 0, 64 * sizeof(unsigned)) == cudaSuccess && back(d1, 64)[63] == 0,
            "no kernel image: memory still works");
-    pleat_emu_kernel_images(1);
-    expect(launch(fill_kernel, 1, 64, nullptr, d, 64u, 3u) == cudaSuccess && back(d, 64)[63] == 3,
+    pleat_emu_kernel_images(1, 1);
+    expect(launch(fill_kernel, 1, 64, nullptr, d1, 64u, 3u) == cudaSuccess && back(d1, 64)[63] == 3,
            "kernel images back: a launch runs");
-    cudaFree(d);
+    cudaFree(d1);
+    cudaSetDevice(0);
+    cudaFree(d0);
 }
 
 /* ---- capture ----------------------------------------------------------------- */
