@@ -25,6 +25,7 @@ typedef enum cudaError {
     cudaErrorNoKernelImageForDevice = 209,
     cudaErrorInvalidResourceHandle = 400,
     cudaErrorIllegalState = 401,
+    cudaErrorLaunchOutOfResources = 701,
     cudaErrorStreamCaptureUnsupported = 900,
     cudaErrorStreamCaptureInvalidated = 901,
     cudaErrorStreamCaptureIsolation = 905,
@@ -127,6 +128,15 @@ size_t pleat_emu_pending_all(void);
 void pleat_emu_fail_allocation(long long skip);
 /* Whether the failure asked for has not happened yet. */
 int pleat_emu_failure_pending(void);
+/* The next `skip` operations queued on a stream (kernels, CUB's sorts,
+ * copies, sets, event records, waits, graph launches) are queued, and the
+ * one after is refused with `error`, once, as the runtime refuses a launch
+ * whose module lazy loading cannot load for lack of memory: it queues
+ * nothing, leaves its error for cudaGetLastError, and invalidates a
+ * capture it is made in. skip < 0 cancels it. */
+void pleat_emu_fail_operation(long long skip, cudaError_t error);
+/* Whether the refusal asked for has not happened yet. */
+int pleat_emu_operation_failure_pending(void);
 /* present 0: `device` becomes a GPU older than every architecture the
  * build holds. No kernel image runs there: launches and
  * cudaFuncGetAttributes with it current fail with

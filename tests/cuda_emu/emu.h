@@ -42,7 +42,8 @@
  *   out again: work that runs after the free of its memory faults.
  *   Kernels can read host memory, which a GPU may not: that goes unseen.
  *   Memory never runs out by itself; a test picks the allocation that
- *   fails (pleat_emu_fail_allocation).
+ *   fails (pleat_emu_fail_allocation), and the operation queued on a
+ *   stream that the runtime refuses (pleat_emu_fail_operation).
  * - Devices. There are two. The current one is the calling thread's;
  *   memory and streams belong to the device current when they were made,
  *   and each device has a legacy stream of its own, as do events. A

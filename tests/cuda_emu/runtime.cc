@@ -89,6 +89,7 @@ const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
     case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
     case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
     case cudaErrorStreamCaptureUnsupported: return "not permitted while capturing";
     case cudaErrorStreamCaptureInvalidated: return "the capture was invalidated";

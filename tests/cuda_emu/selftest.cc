@@ -435,6 +435,65 @@ static void capture()
     cudaFree(d);
 }
 
+/* The operation asked for is refused, once, and only it: it queues
+ * nothing, leaves its error, and invalidates a capture; a graph launch is
+ * one operation. */
+static void refused_operations()
+{
+    unsigned *d = device<unsigned>(32);
+    cudaMemset(d, 0, 32 * sizeof(unsigned));
+    cudaDeviceSynchronize(); /* s does not wait for the legacy stream */
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    pleat_emu_fail_operation(1, cudaErrorLaunchOutOfResources);
+    expect(cudaMemsetAsync(d, 1, 0, s) == cudaSuccess && pleat_emu_operation_failure_pending(),
+           "an empty set does not count");
+    launch(add_kernel, 1, 32, s, d, 1u);
+    const size_t queued = pleat_emu_pending(s);
+    expect(queued > 0, "the operations before the refused one are queued");
+    expect(cudaMemsetAsync(d, 0, 32 * sizeof(unsigned), s) == cudaErrorLaunchOutOfResources &&
+               !pleat_emu_operation_failure_pending(),
+           "the one asked for is refused");
+    expect(pleat_emu_pending(s) == queued, "and queues nothing");
+    expect(cudaGetLastError() == cudaErrorLaunchOutOfResources, "and leaves its error");
+    launch(add_kernel, 1, 32, s, d, 2u);
+    expect(cudaGetLastError() == cudaSuccess, "only once");
+    cudaStreamSynchronize(s);
+    expect(back(d, 32)[31] == 3, "the launches around it ran");
+
+    cudaGraph_t g = nullptr;
+    pleat_emu_fail_operation(0, cudaErrorMemoryAllocation);
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    expect(cudaMemsetAsync(d, 0, 4, s) == cudaErrorMemoryAllocation, "refused in a capture");
+    expect(cudaStreamEndCapture(s, &g) == cudaErrorStreamCaptureInvalidated && !g,
+           "which invalidates the capture");
+    cudaGetLastError();
+
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    launch(add_kernel, 1, 32, s, d, 3u);
+    launch(add_kernel, 1, 32, s, d, 3u);
+    cudaStreamEndCapture(s, &g);
+    cudaGraphExec_t exec = nullptr;
+    cudaGraphInstantiate(&exec, g, 0);
+    pleat_emu_fail_operation(1, cudaErrorLaunchOutOfResources);
+    expect(cudaGraphLaunch(exec, s) == cudaSuccess && pleat_emu_operation_failure_pending(),
+           "a graph launch counts once");
+    expect(cudaGraphLaunch(exec, s) == cudaErrorLaunchOutOfResources, "and is refused whole");
+    cudaGetLastError();
+    cudaStreamSynchronize(s);
+    expect(back(d, 32)[0] == 9, "the launched graph ran, the refused one did not");
+    pleat_emu_fail_operation(0, cudaErrorLaunchOutOfResources);
+    pleat_emu_fail_operation(-1, cudaSuccess);
+    launch(add_kernel, 1, 32, s, d, 1u);
+    expect(!pleat_emu_operation_failure_pending() && cudaGetLastError() == cudaSuccess,
+           "a cancelled one is not refused");
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(g);
+    cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+    cudaFree(d);
+}
+
 /* ---- CUB ---------------------------------------------------------------------- */
 
 /* The sorts' test keys: the next of a xorshift sequence. */
@@ -710,6 +769,7 @@ int main()
     noise();
     copies();
     out_of_memory();
+    refused_operations();
     streams();
     devices();
     no_kernel_images();

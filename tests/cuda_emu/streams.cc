@@ -160,7 +160,25 @@ cudaError_t pleat_emu::unsafe_call()
 
 namespace {
 
-cudaError_t submit_to(pleat_emu_stream *st, work w)
+/* pleat_emu_fail_operation: operations to queue before the one refused
+ * (< 0: none), and its error */
+long long refuse_after = -1;
+cudaError_t refuse_error = cudaSuccess;
+
+/* Whether the operation being queued on st is the one a test picked to
+ * refuse: then it fails with its error, queues nothing, and invalidates a
+ * capture it was made in, as the runtime's own refusals do. */
+cudaError_t refused(pleat_emu_stream *st)
+{
+    if (refuse_after < 0 || refuse_after-- > 0)
+        return cudaSuccess;
+    if (st->capture)
+        st->invalidated = true;
+    return fail(refuse_error); /* refuse_after is -1 now: once */
+}
+
+/* One operation on st, queued or captured. */
+cudaError_t queue_on(pleat_emu_stream *st, work w)
 {
     if (st->capture) {
         if (st->invalidated)
@@ -172,6 +190,13 @@ cudaError_t submit_to(pleat_emu_stream *st, work w)
         return e;
     enqueue(st, std::move(w));
     return cudaSuccess;
+}
+
+cudaError_t submit_to(pleat_emu_stream *st, work w)
+{
+    if (cudaError_t e = refused(st))
+        return e;
+    return queue_on(st, std::move(w));
 }
 
 /* Whether a copy's sides are those its kind names. */
@@ -471,8 +496,10 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
     if (!exec)
         return fail(cudaErrorInvalidValue);
     pleat_emu_stream *st = stream_of(stream);
+    if (cudaError_t e = refused(st)) /* a launch is refused whole */
+        return e;
     for (const work &w : exec->steps) {
-        cudaError_t e = submit_to(st, w);
+        cudaError_t e = queue_on(st, w);
         if (e != cudaSuccess)
             return e;
     }
@@ -493,6 +520,19 @@ size_t pleat_emu_pending(cudaStream_t stream)
     locked g(big_lock());
     pleat_emu_stream *st = stream_of(stream);
     return (size_t)(st->submitted - st->done);
+}
+
+void pleat_emu_fail_operation(long long skip, cudaError_t error)
+{
+    locked g(big_lock());
+    refuse_after = skip < 0 ? -1 : skip;
+    refuse_error = error;
+}
+
+int pleat_emu_operation_failure_pending(void)
+{
+    locked g(big_lock());
+    return refuse_after >= 0;
 }
 
 size_t pleat_emu_pending_all(void)
