@@ -30,7 +30,8 @@ typedef struct pleat_cuda {
     int device;
     cudaStream_t stream;          /* for host-pointer calls and the device status */
     /* what device_counters hold: the checks of the last device-pointer call
-     * that queued any (read after waiting for done), or nothing readable */
+     * that got past its arguments and scratch (read after waiting for
+     * done), or nothing readable (that call failed) */
     enum { CHECKS_NONE, CHECKS_QUEUED, CHECKS_LOST } device_checks;
     /* recorded after each call's work: calls share the scratch, so a call
      * on another stream waits for it (see order_after_last) */
@@ -322,34 +323,45 @@ static cudaError_t queue_prepare(pleat_cuda *cu, pleat_cuda_frame *f, laps *l)
     return lap(l, &l->t->sort_ms);
 }
 
-/* The whole self-collision on device memory (its scratch reserved), queued
- * on l->stream. */
-static pleat_status queue_collide(pleat_cuda *cu, pleat_cuda_frame *f, laps *l)
+/* The copy of f's counters into cu->host, queued on s. */
+static cudaError_t queue_read(pleat_cuda *cu, const pleat_cuda_frame &f, cudaStream_t s)
 {
-    f->mode = PLEAT_CUDA_CORRECT;
-    cudaError_t e = queue_prepare(cu, f, l);
-    if (e != cudaSuccess || !can_collide(*f))
-        return status_of(e);
-    cudaStream_t s = l->stream;
-    e = pleat_cuda_sweep(*f, s); /* on the sums the gather cleared */
-    if (e == cudaSuccess)
-        e = lap(l, &l->t->sweep_ms);
-    if (e == cudaSuccess) /* reads the checks' flags: nothing is written after a bad input */
-        e = pleat_cuda_apply(*f, s);
-    if (e == cudaSuccess)
-        e = lap(l, &l->t->apply_ms);
-    return status_of(e);
+    return cudaMemcpyAsync(cu->host, f.counters, sizeof *cu->host, cudaMemcpyDeviceToHost, s);
+}
+
+/* The status of the data checks, once s has run their queued read. */
+static pleat_status counters_status(pleat_cuda *cu, cudaStream_t s)
+{
+    cudaError_t e = cudaStreamSynchronize(s);
+    return e == cudaSuccess ? flags_status(cu->host->flags) : status_of(e);
 }
 
 static pleat_status read_counters(pleat_cuda *cu, const pleat_cuda_frame &f, cudaStream_t s)
 {
-    cudaError_t e = cudaMemcpyAsync(cu->host, f.counters, sizeof *cu->host,
-                                    cudaMemcpyDeviceToHost, s);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(s);
-    if (e != cudaSuccess)
+    cudaError_t e = queue_read(cu, f, s);
+    return e == cudaSuccess ? counters_status(cu, s) : status_of(e);
+}
+
+/* The whole self-collision on device memory (its scratch reserved), queued
+ * on l->stream. With `read`, the counters' read is queued before the
+ * apply, so that a read the runtime refuses leaves the particles as they
+ * were. */
+static pleat_status queue_collide(pleat_cuda *cu, pleat_cuda_frame *f, laps *l, bool read)
+{
+    f->mode = PLEAT_CUDA_CORRECT;
+    cudaStream_t s = l->stream;
+    cudaError_t e = queue_prepare(cu, f, l);
+    if (e == cudaSuccess && can_collide(*f) &&
+        (e = pleat_cuda_sweep(*f, s)) == cudaSuccess) /* on the sums the gather cleared */
+        e = lap(l, &l->t->sweep_ms);
+    if (e == cudaSuccess && read)
+        e = queue_read(cu, *f, s);
+    if (e != cudaSuccess || !can_collide(*f))
         return status_of(e);
-    return flags_status(cu->host->flags);
+    /* reads the checks' flags: nothing is written after a bad input */
+    if ((e = pleat_cuda_apply(*f, s)) == cudaSuccess)
+        e = lap(l, &l->t->apply_ms);
+    return status_of(e);
 }
 
 /* A subset's particles, then their rest positions, copied in slot order
@@ -518,7 +530,7 @@ static pleat_status run_host_job(pleat_cuda *cu, pleat_job *job)
         return st;
     if (job->kind != PLEAT_JOB_COLLIDE)
         return pairs_job(cu, job, &f, &l);
-    if ((st = queue_collide(cu, &f, &l)) != PLEAT_OK ||
+    if ((st = queue_collide(cu, &f, &l, false)) != PLEAT_OK ||
         (st = read_counters(cu, f, cu->stream)) != PLEAT_OK)
         return st;
     job->stats.pairs = cu->host->pairs;
@@ -581,18 +593,20 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
     cu->capturing = captured;
     pleat_status st = reserve_frame(cu, &f, &cu->device_counters);
     cu->capturing = 0;
-    if (st == PLEAT_OK)
-        st = order_after_last(cu, s, captured);
     if (st != PLEAT_OK)
-        return st; /* nothing queued: a failed wait queues nothing either */
-    st = queue_collide(cu, &f, &l);
-    mark_done(cu, s, captured); /* a failed call may have queued work on the scratch too */
-    /* the call reached the device, whose first kernel resets the counters
-     * (its last block; a memset when no particle takes part): a failure
-     * from there on leaves them unreadable (LOST) */
+        return st; /* nothing queued: the device status stays the last call's */
+    if ((st = order_after_last(cu, s, captured)) == PLEAT_OK) {
+        st = queue_collide(cu, &f, &l, stats != NULL);
+        mark_done(cu, s, captured); /* a failed call may have queued work on the scratch too */
+    }
+    /* The device status is now this call's. Its first kernel resets the
+     * counters (its last block; a memset when no particle takes part), so
+     * after a failure they cannot be trusted: LOST, and the device status
+     * is PLEAT_ERROR_DEVICE even when the failure came before that kernel,
+     * as the call returned an error. */
     cu->device_checks = st == PLEAT_OK ? pleat_cuda::CHECKS_QUEUED : pleat_cuda::CHECKS_LOST;
     if (st == PLEAT_OK && stats) {
-        st = read_counters(cu, f, s);
+        st = counters_status(cu, s);
         if (st == PLEAT_OK) {
             stats->pairs = cu->host->pairs;
             stats->tests = cu->host->tests;

@@ -811,13 +811,13 @@ static void subset_only(pleat_context *cpu, pleat_context *gpu)
 }
 
 #ifdef PLEAT_CUDA_EMULATOR
-/* The calls out_of_memory() starves, each on a scene of its own. */
-enum { OOM_HOST, OOM_SUBSET, OOM_PAIRS, OOM_DEVICE, OOM_KINDS };
-static const char *const oom_names[OOM_KINDS] = {"host", "host subset", "pair list", "device"};
+/* The calls device_failures() makes fail, each on a scene of its own. */
+enum { FAULT_HOST, FAULT_SUBSET, FAULT_PAIRS, FAULT_DEVICE, FAULT_KINDS };
+static const char *const fault_names[FAULT_KINDS] = {"host", "host subset", "pair list", "device"};
 
 /* One call's inputs and outputs: host particles (or their device copy) and
- * rest positions, a subset for OOM_SUBSET, and what comes back. */
-typedef struct oom_call {
+ * rest positions, a subset for FAULT_SUBSET, and what comes back. */
+typedef struct fault_call {
     int kind;
     scene sc;
     pleat_params p;
@@ -826,24 +826,24 @@ typedef struct oom_call {
     uint32_t *pairs;
     size_t capacity, n;
     pleat_stats stats;
-} oom_call;
+} fault_call;
 
-static oom_call oom_make(int kind, uint32_t count, uint64_t seed, size_t capacity)
+static fault_call fault_make(int kind, uint32_t count, uint64_t seed, size_t capacity)
 {
-    oom_call c;
+    fault_call c;
     memset(&c, 0, sizeof c);
     c.kind = kind;
     c.sc = scene_make(SCENE_CLOUD, count, 1, seed);
     size_t floats = (size_t)c.sc.count * 4;
     c.p = pleat_default_params();
     c.p.distance = c.sc.distance;
-    c.p.rest_positions = kind == OOM_PAIRS ? NULL : c.sc.rest;
-    if (kind == OOM_SUBSET) {
+    c.p.rest_positions = kind == FAULT_PAIRS ? NULL : c.sc.rest;
+    if (kind == FAULT_SUBSET) {
         c.subset = random_subset(c.sc.count, seed, &c.p.num_indices);
         c.p.indices = c.subset;
     }
     c.host = copy_floats(c.sc.particles, floats);
-    if (kind == OOM_DEVICE) {
+    if (kind == FAULT_DEVICE) {
         c.d = to_device(c.sc.particles, floats * sizeof(float));
         c.d_rest = to_device(c.sc.rest, floats * sizeof(float));
     }
@@ -855,7 +855,7 @@ static oom_call oom_make(int kind, uint32_t count, uint64_t seed, size_t capacit
 }
 
 /* Inputs as made, outputs filled with a marker the call must not leave. */
-static void oom_reset(oom_call *c)
+static void fault_reset(fault_call *c)
 {
     size_t bytes = (size_t)c->sc.count * 4 * sizeof(float);
     memcpy(c->host, c->sc.particles, bytes);
@@ -866,32 +866,47 @@ static void oom_reset(oom_call *c)
     memset(&c->n, 0xab, sizeof c->n);
 }
 
-static pleat_status oom_run(pleat_context *ctx, oom_call *c, cudaStream_t st)
+/* The call alone: a device call's result stays on the device (fault_fetch). */
+static pleat_status fault_call_only(pleat_context *ctx, fault_call *c, cudaStream_t st)
 {
-    if (c->kind == OOM_PAIRS)
+    if (c->kind == FAULT_PAIRS)
         return pleat_find_pairs(ctx, c->host, c->sc.count, &c->p, c->pairs, c->capacity, &c->n);
-    if (c->kind != OOM_DEVICE)
+    if (c->kind != FAULT_DEVICE)
         return pleat_self_collide(ctx, c->host, c->sc.count, &c->p, &c->stats);
     pleat_params dp = c->p;
     dp.rest_positions = c->d_rest;
-    pleat_status s = pleat_self_collide_device(ctx, c->d, c->sc.count, &dp, st, &c->stats);
+    return pleat_self_collide_device(ctx, c->d, c->sc.count, &dp, st, &c->stats);
+}
+
+/* A device call's particles, once st has run what the call queued. */
+static void fault_fetch(fault_call *c, cudaStream_t st)
+{
+    if (c->kind != FAULT_DEVICE)
+        return;
+    cudaStreamSynchronize(st);
     float *got = from_device(c->d, (size_t)c->sc.count * 4);
     memcpy(c->host, got, (size_t)c->sc.count * 4 * sizeof(float));
     free(got);
+}
+
+static pleat_status fault_run(pleat_context *ctx, fault_call *c, cudaStream_t st)
+{
+    pleat_status s = fault_call_only(ctx, c, st);
+    fault_fetch(c, st);
     return s;
 }
 
 /* Whether c's outputs are those of `want` (a call's copy), or untouched. */
-static int oom_same(const oom_call *c, const oom_call *want)
+static int fault_same(const fault_call *c, const fault_call *want)
 {
     size_t bytes = (size_t)c->sc.count * 4 * sizeof(float);
-    if (c->kind == OOM_PAIRS)
+    if (c->kind == FAULT_PAIRS)
         return c->n == want->n && memcmp(c->pairs, want->pairs, 2 * c->n * sizeof(uint32_t)) == 0;
     return memcmp(c->host, want->host, bytes) == 0 && c->stats.pairs == want->stats.pairs &&
            c->stats.tests == want->stats.tests;
 }
 
-static int oom_untouched(const oom_call *c)
+static int fault_untouched(const fault_call *c)
 {
     size_t bytes = (size_t)c->sc.count * 4 * sizeof(float);
     unsigned char marker[sizeof(pleat_stats) + sizeof(size_t)];
@@ -905,7 +920,7 @@ static int oom_untouched(const oom_call *c)
            memcmp(&c->n, marker, sizeof c->n) == 0;
 }
 
-static void oom_free(oom_call *c)
+static void fault_free(fault_call *c)
 {
     cudaFree(c->d);
     cudaFree(c->d_rest);
@@ -915,71 +930,182 @@ static void oom_free(oom_call *c)
     scene_free(&c->sc);
 }
 
-/* Device or pinned memory runs out at each allocation of a call in turn
- * (the emulator fails the one asked for), on a context that made a smaller
- * call of the same kind first (so the call grows its scratch). The call
- * returns PLEAT_ERROR_OUT_OF_MEMORY, leaves the caller's arrays, stats and
- * pair count untouched, no error in the runtime and no work queued (a
- * device call queues nothing: its device status stays the smaller call's);
- * then the same call on the same context gives the CPU's bits. */
-static void out_of_memory(pleat_context *cpu)
+/* What the emulator makes fail: each allocation of a call in turn (device
+ * or pinned memory runs out), or each operation the call queues on a
+ * stream in turn (a kernel, sort, copy, set, event record or wait, refused
+ * with `error` as the runtime refuses a launch it cannot load or fit). */
+typedef struct fault {
+    const char *name;
+    int operation;       /* 0: allocations */
+    cudaError_t error;   /* an operation's */
+    pleat_status status; /* what the failed call returns */
+} fault;
+
+static const fault faults[] = {
+    {"out of memory", 0, cudaSuccess, PLEAT_ERROR_OUT_OF_MEMORY},
+    {"launch refused", 1, cudaErrorLaunchOutOfResources, PLEAT_ERROR_DEVICE},
+    {"no memory to launch", 1, cudaErrorMemoryAllocation, PLEAT_ERROR_OUT_OF_MEMORY},
+};
+
+/* k >= 0: the k + 1-th allocation or operation fails; k < 0 cancels it. */
+static void fault_arm(const fault *f, long long k)
+{
+    if (f->operation)
+        pleat_emu_fail_operation(k, f->error);
+    else
+        pleat_emu_fail_allocation(k);
+}
+
+static int fault_pending(const fault *f)
+{
+    return f->operation ? pleat_emu_operation_failure_pending() : pleat_emu_failure_pending();
+}
+
+/* One call made to fail at its k-th allocation or operation, on a fresh
+ * context that made a smaller call of the same kind first (so the call
+ * grows its scratch and waits for that call's work). Returns 0 once the
+ * call made fewer than k + 1. A failed call returns the fault's status and
+ * leaves the caller's arrays, stats and pair count untouched, with every
+ * operation it queued run, and no error in the runtime. A host-pointer call
+ * leaves no work queued, and neither does a call that failed for lack of
+ * scratch, which leaves the device status as it was; a device call that
+ * failed after that makes it PLEAT_ERROR_DEVICE. A call that got around a
+ * failed operation (a mark it could make another way) returns the CPU's
+ * bits. Then the same call on that context gives the CPU's bits. */
+static int fail_call(const fault *f, long long k, fault_call *small, fault_call *large,
+                     const fault_call *want, cudaStream_t st, const char *name, int *got_around)
+{
+    pleat_context *gpu = make(PLEAT_BACKEND_CUDA);
+    fault_reset(small);
+    pleat_status primed = fault_run(gpu, small, st);
+    expect(primed == (small->kind == FAULT_DEVICE ? PLEAT_ERROR_NONFINITE_INPUT : PLEAT_OK),
+           "the smaller call", name);
+    fault_reset(large);
+    cudaDeviceSynchronize(); /* every context's work, this one's included */
+    fault_arm(f, k);
+    pleat_status s = fault_call_only(gpu, large, st);
+    int failed = !fault_pending(f);
+    fault_arm(f, -1);
+    size_t left = pleat_emu_pending_all();
+    fault_fetch(large, st);
+    if (!failed) {
+        expect(s == PLEAT_OK && fault_same(large, want), "the call without a failure", name);
+        pleat_context_destroy(gpu);
+        return 0;
+    }
+    expect(cudaGetLastError() == cudaSuccess, "an error left in the runtime", name);
+    if (s == PLEAT_OK && f->operation) {
+        expect(fault_same(large, want), "the bits after a failure got around", name);
+        ++*got_around;
+    } else {
+        const int device = large->kind == FAULT_DEVICE;
+        expect(s == f->status, "status", name);
+        expect(fault_untouched(large), "the caller's data changed", name);
+        expect(left == 0 || (device && f->operation), "work left queued", name);
+        expect(pleat_context_device_status(gpu) ==
+                   (device && f->operation ? PLEAT_ERROR_DEVICE : primed),
+               "device status", name);
+    }
+    fault_reset(large);
+    expect(fault_run(gpu, large, st) == PLEAT_OK && fault_same(large, want), "the call after",
+           name);
+    pleat_context_destroy(gpu);
+    return 1;
+}
+
+/* Each fault at each allocation or operation in turn of a CUDA context's
+ * creation, then of pleat_context_device_status() after a device call: the
+ * fault's status, no context made (a status read later gives the call's),
+ * and no error left in the runtime. */
+static void setup_failures(void)
+{
+    scene sc = scene_make(SCENE_CLOUD, 1000, 1, 5);
+    float *d = to_device(sc.particles, (size_t)sc.count * 4 * sizeof(float));
+    pleat_params p = pleat_default_params();
+    p.distance = sc.distance;
+    pleat_context_desc desc = pleat_default_context_desc();
+    desc.backend = PLEAT_BACKEND_CUDA;
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; ++i) {
+        const fault *f = &faults[i];
+        long long created = 0, read = 0;
+        for (;; ++created) {
+            pleat_context *ctx = NULL;
+            fault_arm(f, created);
+            pleat_status s = pleat_context_create(&desc, &ctx);
+            int failed = !fault_pending(f);
+            fault_arm(f, -1);
+            expect(cudaGetLastError() == cudaSuccess, "an error left by create", f->name);
+            if (!failed) {
+                expect(s == PLEAT_OK, "create", f->name);
+                pleat_context_destroy(ctx);
+                break;
+            }
+            expect(s == f->status && !ctx, "a failed create", f->name);
+        }
+        for (;; ++read) {
+            pleat_context *ctx = make(PLEAT_BACKEND_CUDA);
+            expect(pleat_self_collide_device(ctx, d, sc.count, &p, NULL, NULL) == PLEAT_OK,
+                   "a device call", f->name);
+            fault_arm(f, read);
+            pleat_status s = pleat_context_device_status(ctx);
+            int failed = !fault_pending(f);
+            fault_arm(f, -1);
+            expect(cudaGetLastError() == cudaSuccess, "an error left by the status", f->name);
+            expect(s == (failed ? f->status : PLEAT_OK), "the device status", f->name);
+            expect(pleat_context_device_status(ctx) == PLEAT_OK, "the status read again",
+                   f->name);
+            pleat_context_destroy(ctx);
+            if (!failed)
+                break;
+        }
+        printf("%-36s %lld in create, %lld in the device status failed in turn\n", f->name,
+               created, read);
+        expect(created > 0 && (f->operation ? read > 0 : read == 0),
+               "what failed in create and the status", f->name);
+    }
+    cudaFree(d);
+    scene_free(&sc);
+}
+
+/* Every fault at every allocation or operation of every kind of call. */
+static void device_failures(pleat_context *cpu)
 {
     cudaStream_t st;
     if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess)
         die("cudaStreamCreate");
-    for (int kind = 0; kind < OOM_KINDS; ++kind) {
-        char name[64];
-        snprintf(name, sizeof name, "out of memory, %s", oom_names[kind]);
+    for (int kind = 0; kind < FAULT_KINDS; ++kind) {
         /* the CPU's answer, through the host API (the same inputs); the
          * pair count sizes every call's pair array */
-        oom_call want = oom_make(kind == OOM_DEVICE ? OOM_HOST : kind, 6000, 81 + kind, 0);
+        fault_call want = fault_make(kind == FAULT_DEVICE ? FAULT_HOST : kind, 6000, 81 + kind, 0);
         size_t capacity = 0;
         expect(pleat_find_pairs(cpu, want.host, want.sc.count, &want.p, NULL, 0, &capacity) ==
                    PLEAT_OK,
-               "cpu count", name);
+               "cpu count", fault_names[kind]);
         want.capacity = capacity;
         want.pairs = realloc(want.pairs, (capacity + 1) * 2 * sizeof *want.pairs);
         if (!want.pairs)
             die("realloc");
-        oom_reset(&want);
-        expect(oom_run(cpu, &want, NULL) == PLEAT_OK, "cpu call", name);
-        oom_call small = oom_make(kind, 1500, 91 + kind, capacity),
-                 large = oom_make(kind, 6000, 81 + kind, capacity);
-        if (kind == OOM_DEVICE) /* a bad input: its status must outlive the refused call */
+        fault_reset(&want);
+        expect(fault_run(cpu, &want, NULL) == PLEAT_OK, "cpu call", fault_names[kind]);
+        fault_call small = fault_make(kind, 1500, 91 + kind, capacity),
+                   large = fault_make(kind, 6000, 81 + kind, capacity);
+        if (kind == FAULT_DEVICE) /* a bad input: its status must outlive a refused call */
             upload(small.d_rest + 1, &(float){NAN}, sizeof(float));
-        long long k = 0;
-        for (;; ++k) {
-            pleat_context *gpu = make(PLEAT_BACKEND_CUDA);
-            oom_reset(&small);
-            pleat_status primed = oom_run(gpu, &small, st);
-            expect(primed == (kind == OOM_DEVICE ? PLEAT_ERROR_NONFINITE_INPUT : PLEAT_OK),
-                   "the smaller call", name);
-            oom_reset(&large);
-            cudaDeviceSynchronize(); /* every context's work, this one's included */
-            pleat_emu_fail_allocation(k);
-            pleat_status s = oom_run(gpu, &large, st);
-            int failed = !pleat_emu_failure_pending();
-            pleat_emu_fail_allocation(-1);
-            if (!failed) { /* the call made fewer than k + 1 allocations */
-                expect(s == PLEAT_OK && oom_same(&large, &want), "unstarved call", name);
-                pleat_context_destroy(gpu);
-                break;
-            }
-            expect(s == PLEAT_ERROR_OUT_OF_MEMORY, "status", name);
-            expect(oom_untouched(&large), "the caller's data changed", name);
-            expect(cudaGetLastError() == cudaSuccess, "an error left in the runtime", name);
-            expect(pleat_emu_pending_all() == 0, "work left queued", name);
-            expect(pleat_context_device_status(gpu) == primed, "device status changed", name);
-            oom_reset(&large);
-            expect(oom_run(gpu, &large, st) == PLEAT_OK && oom_same(&large, &want),
-                   "the call after", name);
-            pleat_context_destroy(gpu);
+        for (size_t i = 0; i < sizeof faults / sizeof faults[0]; ++i) {
+            const fault *f = &faults[i];
+            char name[64];
+            snprintf(name, sizeof name, "%s, %s", f->name, fault_names[kind]);
+            long long k = 0;
+            int got_around = 0;
+            while (fail_call(f, k, &small, &large, &want, st, name, &got_around))
+                ++k;
+            expect(k > 0, "nothing failed", name);
+            printf("%-36s %lld %s failed in turn, %d got around\n", name, k,
+                   f->operation ? "operations" : "allocations", got_around);
         }
-        expect(k > 0, "the call grew nothing", name);
-        printf("%-24s %lld allocations failed in turn\n", name, k);
-        oom_free(&small);
-        oom_free(&large);
-        oom_free(&want);
+        fault_free(&small);
+        fault_free(&large);
+        fault_free(&want);
     }
     cudaStreamDestroy(st);
 }
@@ -1212,7 +1338,8 @@ int main(int argc, char **argv)
     shared_array(cpu);
     two_devices(cpu);
 #ifdef PLEAT_CUDA_EMULATOR
-    out_of_memory(cpu);
+    device_failures(cpu);
+    setup_failures();
     no_kernel_image(cpu);
 #endif
     return finish(cpu, gpu);
