@@ -129,11 +129,13 @@ void pleat_emu_fail_allocation(long long skip);
 /* Whether the failure asked for has not happened yet. */
 int pleat_emu_failure_pending(void);
 /* The next `skip` operations queued on a stream (kernels, CUB's sorts,
- * copies, sets, event records, waits, graph launches) are queued, and the
- * one after is refused with `error`, once, as the runtime refuses a launch
- * whose module lazy loading cannot load for lack of memory: it queues
- * nothing, leaves its error for cudaGetLastError, and invalidates a
- * capture it is made in. skip < 0 cancels it. */
+ * copies, sets, event records, waits for a recorded event, graph launches;
+ * in a capture, the kernels, copies and sets) are queued, and the one after
+ * is refused with `error` (not cudaSuccess), once, as the runtime refuses a
+ * launch whose module lazy loading cannot load for lack of memory: it
+ * queues nothing, leaves its error for cudaGetLastError, and invalidates a
+ * capture it is made in. An operation the runtime refuses anyway does not
+ * count. skip < 0 cancels it. */
 void pleat_emu_fail_operation(long long skip, cudaError_t error);
 /* Whether the refusal asked for has not happened yet. */
 int pleat_emu_operation_failure_pending(void);

@@ -462,6 +462,19 @@ static void refused_operations()
     expect(back(d, 32)[31] == 3, "the launches around it ran");
 
     cudaGraph_t g = nullptr;
+    cudaStream_t blocking;
+    cudaStreamCreate(&blocking);
+    cudaStreamBeginCapture(blocking, cudaStreamCaptureModeGlobal);
+    pleat_emu_fail_operation(0, cudaErrorLaunchOutOfResources);
+    expect(cudaMemsetAsync(d, 0, 4, nullptr) == cudaErrorStreamCaptureImplicit &&
+               pleat_emu_operation_failure_pending(),
+           "an operation the runtime refuses anyway does not count");
+    cudaStreamEndCapture(blocking, &g);
+    cudaGetLastError();
+    cudaStreamDestroy(blocking);
+    expect(dies_of(SIGABRT, []() { pleat_emu_fail_operation(0, cudaSuccess); }),
+           "a refusal without an error aborts");
+
     pleat_emu_fail_operation(0, cudaErrorMemoryAllocation);
     cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
     expect(cudaMemsetAsync(d, 0, 4, s) == cudaErrorMemoryAllocation, "refused in a capture");

@@ -165,9 +165,17 @@ namespace {
 long long refuse_after = -1;
 cudaError_t refuse_error = cudaSuccess;
 
-/* Whether the operation being queued on st is the one a test picked to
- * refuse: then it fails with its error, queues nothing, and invalidates a
- * capture it was made in, as the runtime's own refusals do. */
+/* Whether st may take an operation now: the runtime's own refusals. */
+cudaError_t admissible(pleat_emu_stream *st)
+{
+    if (st->capture)
+        return st->invalidated ? fail(cudaErrorStreamCaptureInvalidated) : cudaSuccess;
+    return legacy_blocked(st);
+}
+
+/* Whether the admissible operation being queued on st is the one a test
+ * picked to refuse: then it fails with its error, queues nothing, and
+ * invalidates a capture it was made in, as the runtime's own refusals do. */
 cudaError_t refused(pleat_emu_stream *st)
 {
     if (refuse_after < 0 || refuse_after-- > 0)
@@ -177,26 +185,24 @@ cudaError_t refused(pleat_emu_stream *st)
     return fail(refuse_error); /* refuse_after is -1 now: once */
 }
 
-/* One operation on st, queued or captured. */
-cudaError_t queue_on(pleat_emu_stream *st, work w)
+/* Work on st, queued or captured, once admitted. */
+void put(pleat_emu_stream *st, work w)
 {
-    if (st->capture) {
-        if (st->invalidated)
-            return fail(cudaErrorStreamCaptureInvalidated);
+    if (st->capture)
         st->capture->steps.push_back(std::move(w));
-        return cudaSuccess;
-    }
-    if (cudaError_t e = legacy_blocked(st))
-        return e;
-    enqueue(st, std::move(w));
-    return cudaSuccess;
+    else
+        enqueue(st, std::move(w));
 }
 
+/* One operation on st. */
 cudaError_t submit_to(pleat_emu_stream *st, work w)
 {
-    if (cudaError_t e = refused(st))
-        return e;
-    return queue_on(st, std::move(w));
+    cudaError_t e = admissible(st);
+    if (e == cudaSuccess)
+        e = refused(st);
+    if (e == cudaSuccess)
+        put(st, std::move(w));
+    return e;
 }
 
 /* Whether a copy's sides are those its kind names. */
@@ -496,14 +502,14 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
     if (!exec)
         return fail(cudaErrorInvalidValue);
     pleat_emu_stream *st = stream_of(stream);
-    if (cudaError_t e = refused(st)) /* a launch is refused whole */
-        return e;
-    for (const work &w : exec->steps) {
-        cudaError_t e = queue_on(st, w);
-        if (e != cudaSuccess)
-            return e;
-    }
-    return cudaSuccess;
+    /* one operation: admitted or refused whole */
+    cudaError_t e = admissible(st);
+    if (e == cudaSuccess)
+        e = refused(st);
+    if (e == cudaSuccess)
+        for (const work &w : exec->steps)
+            put(st, w);
+    return e;
 }
 
 cudaError_t cudaGraphDestroy(cudaGraph_t graph)
@@ -525,6 +531,8 @@ size_t pleat_emu_pending(cudaStream_t stream)
 void pleat_emu_fail_operation(long long skip, cudaError_t error)
 {
     locked g(big_lock());
+    if (skip >= 0 && error == cudaSuccess)
+        die("pleat_emu_fail_operation needs an error to refuse with");
     refuse_after = skip < 0 ? -1 : skip;
     refuse_error = error;
 }
