@@ -323,10 +323,11 @@ static cudaError_t queue_prepare(pleat_cuda *cu, pleat_cuda_frame *f, laps *l)
     return lap(l, &l->t->sort_ms);
 }
 
-/* The copy of f's counters into cu->host, queued on s. */
-static cudaError_t queue_read(pleat_cuda *cu, const pleat_cuda_frame &f, cudaStream_t s)
+/* The copy of counters (device) into cu->host, queued on s. */
+static cudaError_t queue_read(pleat_cuda *cu, const pleat_cuda_counters *counters,
+                              cudaStream_t s)
 {
-    return cudaMemcpyAsync(cu->host, f.counters, sizeof *cu->host, cudaMemcpyDeviceToHost, s);
+    return cudaMemcpyAsync(cu->host, counters, sizeof *cu->host, cudaMemcpyDeviceToHost, s);
 }
 
 /* The status of the data checks, once s has run their queued read. */
@@ -336,16 +337,17 @@ static pleat_status counters_status(pleat_cuda *cu, cudaStream_t s)
     return e == cudaSuccess ? flags_status(cu->host->flags) : status_of(e);
 }
 
-static pleat_status read_counters(pleat_cuda *cu, const pleat_cuda_frame &f, cudaStream_t s)
+static pleat_status read_counters(pleat_cuda *cu, const pleat_cuda_counters *counters,
+                                  cudaStream_t s)
 {
-    cudaError_t e = queue_read(cu, f, s);
+    cudaError_t e = queue_read(cu, counters, s);
     return e == cudaSuccess ? counters_status(cu, s) : status_of(e);
 }
 
 /* The whole self-collision on device memory (its scratch reserved), queued
- * on l->stream. With `read`, the counters' read is queued before the
- * apply, so that a read the runtime refuses leaves the particles as they
- * were. */
+ * on l->stream. With `read`, the counters' read is queued before the apply
+ * (which does not write them), so that a read the runtime refuses leaves
+ * the particles as they were. */
 static pleat_status queue_collide(pleat_cuda *cu, pleat_cuda_frame *f, laps *l, bool read)
 {
     f->mode = PLEAT_CUDA_CORRECT;
@@ -355,7 +357,7 @@ static pleat_status queue_collide(pleat_cuda *cu, pleat_cuda_frame *f, laps *l, 
         (e = pleat_cuda_sweep(*f, s)) == cudaSuccess) /* on the sums the gather cleared */
         e = lap(l, &l->t->sweep_ms);
     if (e == cudaSuccess && read)
-        e = queue_read(cu, *f, s);
+        e = queue_read(cu, f->counters, s);
     if (e != cudaSuccess || !can_collide(*f))
         return status_of(e);
     /* reads the checks' flags: nothing is written after a bad input */
@@ -447,7 +449,7 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
         return status_of(e);
     if (can_collide(*f) && (e = pleat_cuda_sweep(*f, s)) != cudaSuccess)
         return status_of(e);
-    pleat_status st = read_counters(cu, *f, s);
+    pleat_status st = read_counters(cu, f->counters, s);
     if (st == PLEAT_OK) /* read_counters waited for the stream */
         st = status_of(lap(l, &l->t->sweep_ms));
     if (st != PLEAT_OK)
@@ -531,7 +533,7 @@ static pleat_status run_host_job(pleat_cuda *cu, pleat_job *job)
     if (job->kind != PLEAT_JOB_COLLIDE)
         return pairs_job(cu, job, &f, &l);
     if ((st = queue_collide(cu, &f, &l, false)) != PLEAT_OK ||
-        (st = read_counters(cu, f, cu->stream)) != PLEAT_OK)
+        (st = read_counters(cu, f.counters, cu->stream)) != PLEAT_OK)
         return st;
     job->stats.pairs = cu->host->pairs;
     job->stats.tests = cu->host->tests;
@@ -630,11 +632,7 @@ extern "C" pleat_status pleat_cuda_device_status(void *impl)
     pleat_status st = order_after_last(cu, cu->stream, 0);
     if (st != PLEAT_OK)
         return st;
-    cudaError_t e = cudaMemcpyAsync(cu->host, cu->device_counters.data, sizeof *cu->host,
-                                    cudaMemcpyDeviceToHost, cu->stream);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(cu->stream);
-    return e == cudaSuccess ? flags_status(cu->host->flags) : status_of(e);
+    return read_counters(cu, (const pleat_cuda_counters *)cu->device_counters.data, cu->stream);
 }
 
 static void cuda_destroy(void *impl)
@@ -644,6 +642,10 @@ static void cuda_destroy(void *impl)
         return;
     device_scope scope(cu->device);
     settle(cu);
+    /* and the context's own stream: a create that failed midway may have
+     * left a clear of the counters queued there */
+    if (cu->stream)
+        ok(cudaStreamSynchronize(cu->stream));
     device_buffer *bufs[] = {&cu->counters,     &cu->device_counters, &cu->grid,
                              &cu->bounds,       &cu->seen,            &cu->keys,
                              &cu->order,        &cu->keys_in,         &cu->order_in,

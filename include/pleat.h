@@ -368,9 +368,10 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * input leaves d_particles unchanged, and its status is returned when stats
  * is non-NULL (the call then waits for the stream: the one documented sync)
  * or by pleat_context_device_status() afterwards. A call that returns an
- * error leaves d_particles unchanged too (a launch or copy the runtime
- * refuses midway included), unless the device reported the error while
- * the call's kernels ran (a fault, which leaves the CUDA context unusable).
+ * error leaves d_particles unchanged too (one that failed midway, as when
+ * the runtime refuses a launch, copy or wait, included), unless the device
+ * reported the error while the call's kernels ran (a fault, which leaves
+ * the CUDA context unusable).
  * With profile set in the context desc, each stage is waited for and timed,
  * except in a call being captured, which leaves the timings as they were.
  *
@@ -431,9 +432,9 @@ PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_pa
  *  argument checks and its scratch, and returns the status of its data
  *  checks: PLEAT_OK when there was none, and PLEAT_ERROR_DEVICE when that
  *  call failed after that point (the call returned an error too: DEVICE,
- *  or OUT_OF_MEMORY when the runtime refused a launch or copy for lack of
- *  memory). A call refused earlier (a bad argument, no memory for its
- *  scratch) does not count. The wait is on
+ *  or OUT_OF_MEMORY when the runtime refused a launch, copy or wait for
+ *  lack of memory). A call refused earlier (a bad argument, no memory for
+ *  its scratch) does not count. The wait is on
  *  the context's own stream, so the call's stream may already be destroyed.
  *  A call captured into a CUDA graph counts as the last call, but its checks
  *  run only when the graph does: wait for the graph's launch stream first
