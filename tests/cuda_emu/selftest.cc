@@ -366,13 +366,21 @@ static void no_kernel_images()
 
 __global__ void add_kernel(unsigned *out, unsigned v) { out[threadIdx.x] += v; }
 
-static void capture()
+/* 32 zeroed words, and a non-blocking stream *s to work on them: the clear
+ * is waited for, as s does not wait for the legacy stream. */
+static unsigned *zeroed(cudaStream_t *s)
 {
     unsigned *d = device<unsigned>(32);
     cudaMemset(d, 0, 32 * sizeof(unsigned));
-    cudaDeviceSynchronize(); /* s does not wait for the legacy stream */
+    cudaDeviceSynchronize();
+    cudaStreamCreateWithFlags(s, cudaStreamNonBlocking);
+    return d;
+}
+
+static void capture()
+{
     cudaStream_t s;
-    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    unsigned *d = zeroed(&s);
     cudaGraph_t g = nullptr;
     cudaGraphExec_t exec = nullptr;
 
@@ -440,11 +448,8 @@ static void capture()
  * one operation. */
 static void refused_operations()
 {
-    unsigned *d = device<unsigned>(32);
-    cudaMemset(d, 0, 32 * sizeof(unsigned));
-    cudaDeviceSynchronize(); /* s does not wait for the legacy stream */
     cudaStream_t s;
-    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    unsigned *d = zeroed(&s);
     pleat_emu_fail_operation(1, cudaErrorLaunchOutOfResources);
     expect(cudaMemsetAsync(d, 1, 0, s) == cudaSuccess && pleat_emu_operation_failure_pending(),
            "an empty set does not count");
