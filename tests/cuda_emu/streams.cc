@@ -165,19 +165,16 @@ namespace {
 long long refuse_after = -1;
 cudaError_t refuse_error = cudaSuccess;
 
-/* Whether st may take an operation now: the runtime's own refusals. */
-cudaError_t admissible(pleat_emu_stream *st)
+/* Whether st takes an operation now: the runtime's own refusals first,
+ * then the one a test picked (pleat_emu_fail_operation), which fails with
+ * its error, queues nothing and invalidates a capture it is made in, as the
+ * runtime's own refusals do. */
+cudaError_t admit(pleat_emu_stream *st)
 {
-    if (st->capture)
-        return st->invalidated ? fail(cudaErrorStreamCaptureInvalidated) : cudaSuccess;
-    return legacy_blocked(st);
-}
-
-/* Whether the admissible operation being queued on st is the one a test
- * picked to refuse: then it fails with its error, queues nothing, and
- * invalidates a capture it was made in, as the runtime's own refusals do. */
-cudaError_t refused(pleat_emu_stream *st)
-{
+    if (st->capture && st->invalidated)
+        return fail(cudaErrorStreamCaptureInvalidated);
+    if (cudaError_t e = st->capture ? cudaSuccess : legacy_blocked(st))
+        return e;
     if (refuse_after < 0 || refuse_after-- > 0)
         return cudaSuccess;
     if (st->capture)
@@ -197,9 +194,7 @@ void put(pleat_emu_stream *st, work w)
 /* One operation on st. */
 cudaError_t submit_to(pleat_emu_stream *st, work w)
 {
-    cudaError_t e = admissible(st);
-    if (e == cudaSuccess)
-        e = refused(st);
+    cudaError_t e = admit(st);
     if (e == cudaSuccess)
         put(st, std::move(w));
     return e;
@@ -503,9 +498,7 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
         return fail(cudaErrorInvalidValue);
     pleat_emu_stream *st = stream_of(stream);
     /* one operation: admitted or refused whole */
-    cudaError_t e = admissible(st);
-    if (e == cudaSuccess)
-        e = refused(st);
+    cudaError_t e = admit(st);
     if (e == cudaSuccess)
         for (const work &w : exec->steps)
             put(st, w);
