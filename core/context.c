@@ -26,6 +26,7 @@ const char *pleat_status_string(pleat_status status)
     case PLEAT_ERROR_OUT_OF_MEMORY: return "out of memory";
     case PLEAT_ERROR_BACKEND_UNAVAILABLE: return "backend unavailable";
     case PLEAT_ERROR_DEVICE: return "GPU device error";
+    case PLEAT_ERROR_TOO_MANY_TESTS: return "more candidate tests than params.max_tests";
     }
     return "unknown pleat status";
 }
@@ -51,6 +52,7 @@ pleat_params pleat_default_params(void)
     p.indices = NULL;
     p.num_indices = 0;
     p.rest_positions = NULL;
+    p.max_tests = 0;
     return p;
 }
 

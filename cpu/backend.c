@@ -68,6 +68,7 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
     f->m = p->indices ? p->num_indices : job->count;
     f->rest = p->rest_positions;
     f->consts = pleat_pair_setup(p->distance, p->stiffness);
+    f->max_tests = p->max_tests;
     /* the parts of the gather's second pass, the sweep and the apply */
     f->parts = pleat_cpu_parts(f->m, pleat_pool_threads(cpu->pool));
     /* below a few chunks the stages before the sweep run on this thread
@@ -110,6 +111,7 @@ static pleat_status sweep(pleat_cpu *cpu, pleat_frame *f, pleat_sweep_mode mode,
         uint32_t begin = pleat_part_begin(f, p), end = pleat_part_begin(f, p + 1);
         pleat_cpu_part_reset(&f->part[p], end - begin, f->m - end);
     }
+    atomic_store_explicit(&f->tests_spent, 0, memory_order_relaxed);
     pleat_pool_run(cpu->pool, f->parts, cpu->kern->sweep, f);
     job->stats.pairs = job->stats.tests = 0;
     int out_of_memory = 0;
@@ -119,7 +121,12 @@ static pleat_status sweep(pleat_cpu *cpu, pleat_frame *f, pleat_sweep_mode mode,
         job->stats.pairs += f->chunks[p].pairs;
         job->stats.tests += f->chunks[p].tests;
     }
-    if (out_of_memory) /* a queue or table could not grow: nothing was written yet */
+    /* nothing was written yet in either case; the limit first, as it does
+     * not depend on the memory at hand */
+    if (f->max_tests != 0 &&
+        atomic_load_explicit(&f->tests_spent, memory_order_relaxed) > f->max_tests)
+        return PLEAT_ERROR_TOO_MANY_TESTS;
+    if (out_of_memory) /* a queue or table could not grow */
         return PLEAT_ERROR_OUT_OF_MEMORY;
     if (mode == PLEAT_SWEEP_CORRECT)
         pleat_cpu_settle(f, cpu->pool);

@@ -15,6 +15,8 @@
 #include "kernels.h"
 #include "pool.h"
 
+#include <stdatomic.h>
+
 /* Sorted arrays carry this many entries past the end, so a kernel may load
  * two full vectors from any position up to the end: keys are padded with
  * UINT32_MAX (above every key), floats with 0. */
@@ -148,6 +150,11 @@ typedef struct pleat_frame {
     int64_t *acc_xy, *acc_z;
     uint64_t *list;          /* LIST: pleat_pair_pack() entries, at each chunk's offset */
     int pair_shift;          /* LIST: pleat_pair_shift(count) */
+
+    /* params.max_tests (0: no limit), and the tests the sweep's parts have
+     * counted so far against it (cpu/sweep.c) */
+    uint64_t max_tests;
+    atomic_uint_least64_t tests_spent;
 
     pleat_chunk *chunks;     /* pleat_chunks(m) entries, at least parts; the sweep's per part */
     pleat_sweep_mode mode;

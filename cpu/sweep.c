@@ -333,6 +333,23 @@ static inline void test_own_column(sweep_state *st, const block *blk, vf d2, vu 
     *tests = count;
 }
 
+/* With a test limit (params.max_tests), a part adds the tests it has
+ * counted since it last did (`*spent` of `tests`) to the call's running
+ * total, and learns whether that total is past the limit. The total only
+ * grows, so once it is past, so are the call's tests, whatever the other
+ * parts count: the part can stop. If it never gets past, every part adds
+ * all of its tests, and cpu/backend.c compares the call's whole count. So
+ * the outcome depends only on the call's tests, never on the parts, the
+ * threads or their timing. */
+#define SPEND_EVERY 4096u /* tests between two adds: the total is shared */
+static int over_limit(pleat_frame *f, uint64_t *spent, uint64_t tests)
+{
+    uint64_t add = tests - *spent;
+    *spent = tests;
+    return atomic_fetch_add_explicit(&f->tests_spent, add, memory_order_relaxed) + add >
+           f->max_tests;
+}
+
 void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t part)
 {
     pleat_frame *f = arg;
@@ -360,6 +377,7 @@ void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t part)
         first[c] = pleat_lower_bound(keys, n, lo + pleat_cpu_column_offset(c, sort_shift));
 
     block blk;
+    uint64_t spent = 0; /* of st.tests, added to f->tests_spent */
     for (uint32_t base = begin; base < end; base += blk.count) {
         block_setup(f, base, end, &blk);
         vu tests = vu_set1(0);
@@ -372,7 +390,12 @@ void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t part)
             test_column(&st, &blk, first[c], blk.hi_last + off, off, d2, &tests);
         }
         st.tests += vu_sum(tests);
+        if (f->max_tests != 0 && st.tests - spent >= SPEND_EVERY &&
+            over_limit(f, &spent, st.tests))
+            return; /* the call fails: its sums and counts are not used */
     }
+    if (f->max_tests != 0 && over_limit(f, &spent, st.tests))
+        return;
     flush(&st);
     f->chunks[part].pairs = st.pairs;
     f->chunks[part].tests = st.tests;

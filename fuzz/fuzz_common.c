@@ -750,7 +750,7 @@ static int others(unsigned first, int out[NUM_ISAS + 3])
  * contract gives (`what` names the call in the report). */
 static void check_status(pleat_status s, pleat_status want, const char *what)
 {
-    CHECK((int)s >= (int)PLEAT_OK && (int)s <= (int)PLEAT_ERROR_DEVICE,
+    CHECK((int)s >= (int)PLEAT_OK && (int)s <= (int)PLEAT_ERROR_TOO_MANY_TESTS,
           "status is a pleat_status value");
     CHECK(*pleat_status_string(s), "status string");
     if (verbose)

@@ -70,9 +70,9 @@ extern "C" {
 
 /** Version of this header. pleat_version() gives the library's. */
 #define PLEAT_VERSION_MAJOR 0
-#define PLEAT_VERSION_MINOR 2
+#define PLEAT_VERSION_MINOR 3
 #define PLEAT_VERSION_PATCH 0
-#define PLEAT_VERSION_STRING "0.2.0"
+#define PLEAT_VERSION_STRING "0.3.0"
 
 /** The library's version as "MAJOR.MINOR.PATCH"; static storage, never NULL. */
 PLEAT_API const char *pleat_version(void);
@@ -86,9 +86,11 @@ typedef enum pleat_status {
     PLEAT_ERROR_CAPACITY,            /**< the caller's output array is too small */
     PLEAT_ERROR_OUT_OF_MEMORY,       /**< scratch memory could not be allocated */
     PLEAT_ERROR_BACKEND_UNAVAILABLE, /**< the requested backend is not built or not present */
-    PLEAT_ERROR_DEVICE               /**< the GPU reported an error, or a CUDA call found
+    PLEAT_ERROR_DEVICE,              /**< the GPU reported an error, or a CUDA call found
                                           an error of the application's pending (see
                                           pleat_self_collide_device()) */
+    PLEAT_ERROR_TOO_MANY_TESTS       /**< the call would test more candidate pairs than
+                                          pleat_params.max_tests allows */
 } pleat_status;
 
 /** A short English description of a status; static storage, never NULL and
@@ -289,9 +291,19 @@ typedef struct pleat_params {
      *  rest (|r_j - r_i| < distance) never collide, so mesh neighbours do not
      *  fight the cloth's own constraints. */
     const float *rest_positions;
+    /** The most candidate tests (pleat_stats.tests) a call may make; 0 (the
+     *  default) = no limit. A call whose tests would be more returns
+     *  PLEAT_ERROR_TOO_MANY_TESTS, having stopped early, and writes nothing,
+     *  on every backend alike: the limit bounds what a collapsed input costs
+     *  (a mesh scaled to zero puts n particles within the distance of one
+     *  another: n^2 / 2 tests, hours on a CPU at a few million particles,
+     *  and past a display GPU's watchdog). A cloth tests about 5 to 20
+     *  candidates per particle; a limit of, say, 1000 per particle
+     *  leaves room for folds and crumples. */
+    uint64_t max_tests;
 } pleat_params;
 
-/** distance 0, stiffness 1, no indices, no rest positions. */
+/** distance 0, stiffness 1, no indices, no rest positions, no test limit. */
 PLEAT_API pleat_params pleat_default_params(void);
 
 /** What a call found. */
@@ -319,9 +331,11 @@ typedef struct pleat_stats {
  * negative inverse mass -> INVALID_ARGUMENT; an index >= count or repeated,
  * or num_indices > count (then no index is read) -> BAD_INDEX; NaN/Inf in
  * any of the 4 floats of a taking-part particle or in the x, y, z of its
- * rest position -> NONFINITE_INPUT; OUT_OF_MEMORY.
+ * rest position -> NONFINITE_INPUT; OUT_OF_MEMORY; more candidate tests
+ * than params->max_tests (when not 0) -> TOO_MANY_TESTS.
  * When several apply, the first of: INVALID_ARGUMENT (pointers and params),
- * BAD_INDEX, NONFINITE_INPUT, INVALID_ARGUMENT (inverse mass).
+ * BAD_INDEX, NONFINITE_INPUT, INVALID_ARGUMENT (inverse mass),
+ * TOO_MANY_TESTS.
  */
 PLEAT_API pleat_status pleat_self_collide(pleat_context *ctx, float *particles, uint32_t count,
                                           const pleat_params *params, pleat_stats *stats);
@@ -364,8 +378,9 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  *
  * The pointer and params checks of pleat_self_collide() are made here and
  * returned at once, num_indices > count (BAD_INDEX) included. The data
- * checks (indices, NaN/Inf, negative inverse mass) run on the device: a bad
- * input leaves d_particles unchanged, and its status is returned when stats
+ * checks (indices, NaN/Inf, negative inverse mass) and params->max_tests
+ * run on the device: a bad input, or a call over its test limit, leaves
+ * d_particles unchanged, and its status is returned when stats
  * is non-NULL (the call then waits for the stream: the one documented sync)
  * or by pleat_context_device_status() afterwards. A call that returns an
  * error leaves d_particles unchanged too (one that failed midway, as when
@@ -430,7 +445,8 @@ PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_pa
 
 /** Waits for the context's last device-pointer call that got past its
  *  argument checks and its scratch, and returns the status of its data
- *  checks: PLEAT_OK when there was none, and PLEAT_ERROR_DEVICE when that
+ *  checks and test limit (TOO_MANY_TESTS): PLEAT_OK when there was none,
+ *  and PLEAT_ERROR_DEVICE when that
  *  call failed after that point (the call returned an error too: DEVICE,
  *  or OUT_OF_MEMORY when the runtime refused a launch, copy or wait for
  *  lack of memory). A call refused earlier (a bad argument, no memory for

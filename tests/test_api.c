@@ -20,8 +20,8 @@ Test(api, version)
 
 Test(api, status_strings_never_empty_and_distinct)
 {
-    const char *seen[PLEAT_ERROR_DEVICE + 1];
-    for (int s = PLEAT_OK; s <= PLEAT_ERROR_DEVICE; ++s) {
+    const char *seen[PLEAT_ERROR_TOO_MANY_TESTS + 1];
+    for (int s = PLEAT_OK; s <= PLEAT_ERROR_TOO_MANY_TESTS; ++s) {
         seen[s] = pleat_status_string((pleat_status)s);
         cr_assert(seen[s] && *seen[s]);
         for (int t = 0; t < s; ++t)
@@ -37,7 +37,7 @@ Test(api, status_strings_never_empty_and_distinct)
  * turn a corrupt status into a plausible one. */
 Test(api, unknown_status_string)
 {
-    const int unknown[] = {PLEAT_ERROR_DEVICE + 1, 999, -1};
+    const int unknown[] = {PLEAT_ERROR_TOO_MANY_TESTS + 1, 999, -1};
     for (size_t k = 0; k < sizeof unknown / sizeof unknown[0]; ++k)
         cr_assert_str_eq(pleat_status_string((pleat_status)unknown[k]), "unknown pleat status",
                          "status %d", unknown[k]);
@@ -53,6 +53,7 @@ Test(api, defaults)
     pleat_params p = pleat_default_params();
     cr_assert(p.distance == 0.0f && p.stiffness == 1.0f && !p.indices && p.num_indices == 0 &&
               !p.rest_positions);
+    cr_assert_eq(p.max_tests, 0, "no test limit by default: a limit can fail a call");
 }
 
 Test(api, context_create_and_describe)

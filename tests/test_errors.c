@@ -465,3 +465,112 @@ Test(errors, index_checks_leave_nothing_behind)
     free(all);
     free(particles);
 }
+
+/* ---- params.max_tests -------------------------------------------------- */
+
+/* Calls of every entry point with max_tests = limit on a copy of the scene's
+ * particles: self_collide's status, stats and particles, and find_pairs'
+ * status and count (size query), into *out (particles: out->particles). */
+typedef struct limited {
+    pleat_status collide, pairs;
+    pleat_stats stats;
+    size_t num_pairs;
+    float *particles;
+} limited;
+
+static limited run_limited(pleat_context *ctx, const scene *s, pleat_params p, uint64_t limit)
+{
+    limited r;
+    p.max_tests = limit;
+    r.particles = copy_floats(s->particles, 4 * (size_t)s->count);
+    r.stats = (pleat_stats){12345, 678};
+    r.collide = pleat_self_collide(ctx, r.particles, s->count, &p, &r.stats);
+    r.num_pairs = 777;
+    r.pairs = pleat_find_pairs(ctx, s->particles, s->count, &p, NULL, 0, &r.num_pairs);
+    return r;
+}
+
+/* A call with exactly as many tests as the limit runs as with none, one
+ * with one more fails with TOO_MANY_TESTS and writes nothing: the same for
+ * every thread count (the sweep's parts stop on their running total), with
+ * a subset too. The boundary is the reference's count of the call's tests. */
+Test(errors, test_limit_boundary)
+{
+    static const int threads[] = {1, 2, 3, 8};
+    static const scene_kind kinds[] = {SCENE_CLOUD, SCENE_FOLDED, SCENE_COINCIDENT};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+        scene s = scene_make(kinds[k], 8000, kinds[k] == SCENE_FOLDED, 41 + k);
+        uint32_t num = 0, *subset = k == 0 ? random_large_subset(s.count, &(uint64_t){7}, &num)
+                                           : NULL;
+        pleat_params p = pleat_default_params();
+        p.distance = s.distance;
+        p.rest_positions = s.rest;
+        p.indices = subset;
+        p.num_indices = num;
+        const uint64_t tests = reference_tests(s.particles, s.count, &p);
+        cr_assert_gt(tests, 4 * 4096, "%s: %llu tests, enough to be counted in steps",
+                     scene_name(kinds[k]), (unsigned long long)tests);
+        for (size_t t = 0; t < sizeof threads / sizeof threads[0]; ++t) {
+            pleat_context *ctx = cpu_context(threads[t]);
+            limited none = run_limited(ctx, &s, p, 0), at = run_limited(ctx, &s, p, tests),
+                    over = run_limited(ctx, &s, p, tests - 1);
+            const char *what = scene_name(kinds[k]);
+            cr_assert(none.collide == PLEAT_OK && none.pairs == PLEAT_OK, "%s", what);
+            cr_assert_eq(none.stats.tests, tests, "%s: the reference's tests", what);
+            cr_assert(at.collide == PLEAT_OK && at.pairs == PLEAT_OK, "%s, %d threads: at the "
+                      "limit", what, threads[t]);
+            cr_assert(memcmp(at.particles, none.particles, 16 * (size_t)s.count) == 0 &&
+                          at.stats.pairs == none.stats.pairs &&
+                          at.stats.tests == tests && at.num_pairs == none.num_pairs,
+                      "%s, %d threads: at the limit, the call without one", what, threads[t]);
+            cr_assert(over.collide == PLEAT_ERROR_TOO_MANY_TESTS &&
+                          over.pairs == PLEAT_ERROR_TOO_MANY_TESTS,
+                      "%s, %d threads: one test over the limit gave '%s', '%s'", what,
+                      threads[t], pleat_status_string(over.collide),
+                      pleat_status_string(over.pairs));
+            cr_assert(memcmp(over.particles, s.particles, 16 * (size_t)s.count) == 0 &&
+                          over.stats.pairs == 12345 && over.stats.tests == 678 &&
+                          over.num_pairs == 777,
+                      "%s, %d threads: written over the limit", what, threads[t]);
+            free(none.particles);
+            free(at.particles);
+            free(over.particles);
+            pleat_context_destroy(ctx);
+        }
+        free(subset);
+        scene_free(&s);
+    }
+}
+
+/* A mesh scaled to zero: every particle on one point, n^2 / 2 tests (4.5e10
+ * here: without the early stop, minutes of sweep with AVX2 and 2 threads,
+ * past this test's time limit; with it, well under a second). The context
+ * then runs a call under its limit as a new one does. */
+Test(errors, test_limit_stops_a_collapsed_mesh, .timeout = 60)
+{
+    enum { COUNT = 300000 };
+    float *particles = calloc(4 * (size_t)COUNT, sizeof(float));
+    cr_assert(particles);
+    for (uint32_t i = 0; i < COUNT; ++i)
+        particles[4 * (size_t)i + 3] = 1.0f;
+    pleat_params p = pleat_default_params();
+    p.distance = 0.01f;
+    p.max_tests = 10000000; /* about 33 a particle */
+    pleat_context *ctx = cpu_context(2);
+    pleat_stats stats = {12345, 678};
+    cr_assert_eq(pleat_self_collide(ctx, particles, COUNT, &p, &stats),
+                 PLEAT_ERROR_TOO_MANY_TESTS);
+    size_t num = 777;
+    cr_assert_eq(pleat_find_pairs(ctx, particles, COUNT, &p, NULL, 0, &num),
+                 PLEAT_ERROR_TOO_MANY_TESTS);
+    cr_assert(stats.pairs == 12345 && stats.tests == 678 && num == 777);
+    for (uint32_t i = 0; i < COUNT; ++i) /* 2 apart: no pair, and nothing moved */
+        particles[4 * (size_t)i] = 2.0f * (float)i * p.distance;
+    float *before = copy_floats(particles, 4 * (size_t)COUNT);
+    cr_assert_eq(pleat_self_collide(ctx, particles, COUNT, &p, &stats), PLEAT_OK);
+    cr_assert_eq(stats.pairs, 0);
+    cr_assert(memcmp(before, particles, 16 * (size_t)COUNT) == 0);
+    free(before);
+    free(particles);
+    pleat_context_destroy(ctx);
+}
