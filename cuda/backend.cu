@@ -166,6 +166,8 @@ static pleat_status flags_status(unsigned flags)
         return PLEAT_ERROR_NONFINITE_INPUT;
     if (flags & PLEAT_FLAG_NEGATIVE_MASS)
         return PLEAT_ERROR_INVALID_ARGUMENT;
+    if (flags & PLEAT_FLAG_TOO_MANY_TESTS)
+        return PLEAT_ERROR_TOO_MANY_TESTS;
     return PLEAT_OK;
 }
 
@@ -235,6 +237,7 @@ static pleat_cuda_frame make_frame(const float *particles, uint32_t count, const
     f.m = p->indices ? p->num_indices : count;
     f.rest = p->rest_positions;
     f.consts = pleat_pair_setup(p->distance, p->stiffness);
+    f.max_tests = p->max_tests;
     return f;
 }
 

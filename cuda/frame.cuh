@@ -18,6 +18,7 @@
 #define PLEAT_FLAG_BAD_INDEX 1u
 #define PLEAT_FLAG_NONFINITE 2u
 #define PLEAT_FLAG_NEGATIVE_MASS 4u
+#define PLEAT_FLAG_TOO_MANY_TESTS 8u /* set by the sweep's limit check */
 
 #define PLEAT_CUDA_BLOCK 256
 #define PLEAT_CUDA_MAX_BLOCKS 1024 /* of the bounds reduction */
@@ -34,6 +35,7 @@ typedef enum pleat_cuda_mode {
 typedef struct pleat_cuda_counters {
     unsigned long long pairs, tests, listed;
     unsigned int flags, ticket;
+    unsigned long long limit_tests; /* the limit check's running total (sweep.cu) */
 } pleat_cuda_counters;
 
 /* What one bounds block found: the box of its particles and its flags. */
@@ -73,6 +75,7 @@ typedef struct pleat_cuda_frame {
     float *out;              /* where apply writes (device), when moved is NULL */
     pleat_cuda_moved *moved; /* device, m entries, or NULL: apply writes out */
     pleat_pair_consts consts;
+    unsigned long long max_tests;   /* params.max_tests: 0 = no limit */
     pleat_cuda_mode mode;
 
     pleat_grid *grid;               /* device, written by the last bounds block */

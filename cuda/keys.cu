@@ -89,7 +89,7 @@ __device__ static void setup(const pleat_cuda_frame &f)
     if (threadIdx.x == 0) {
         /* not the ticket: it has wrapped to 0, ready for the next call */
         pleat_cuda_counters *c = f.counters;
-        c->pairs = c->tests = c->listed = 0;
+        c->pairs = c->tests = c->listed = c->limit_tests = 0;
         c->flags = flags;
         if (flags == 0)
             *f.grid = pleat_grid_setup(l, h, f.consts.distance);

@@ -219,8 +219,48 @@ __global__ void __launch_bounds__(PLEAT_CUDA_BLOCK, SWEEP_BLOCKS_PER_SM)
     count(f, lane, pairs, l.total);
 }
 
+/* With a test limit (params.max_tests), before the sweep: each block adds
+ * its particles' list lengths, which are exactly the tests the sweep would
+ * make, to the call's running total, and the block that takes the total past
+ * the limit flags the call, so that the sweep and the apply do nothing. The
+ * last block to add sees the whole total, so the flag is set exactly when the
+ * call's tests are over the limit, in any order of the blocks, at the cost of
+ * the sweep's searches and never of its tests. Its own kernel, so that a call
+ * without a limit runs the sweep as it was. */
+__global__ void limit_kernel(pleat_cuda_frame f)
+{
+    __shared__ unsigned long long block_tests;
+    /* the data checks' flags, which no kernel changes now: every thread of
+     * the block leaves, or none (a flagged call has no column starts) */
+    if ((f.counters->flags & ~PLEAT_FLAG_TOO_MANY_TESTS) != 0)
+        return;
+    const uint32_t a = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long tests = 0;
+    if (a < f.m)
+        tests = pleat_find_candidates(f.cols, f.keys, a, f.grid->sweep_reach).total;
+    if (threadIdx.x == 0)
+        block_tests = 0;
+    __syncthreads();
+    for (int o = 16; o > 0; o /= 2)
+        tests += __shfl_down_sync(FULL, tests, o);
+    if ((threadIdx.x & 31) == 0)
+        atomicAdd(&block_tests, tests);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned long long before = atomicAdd(&f.counters->limit_tests, block_tests);
+        if (before + block_tests > f.max_tests)
+            atomicOr(&f.counters->flags, PLEAT_FLAG_TOO_MANY_TESTS);
+    }
+}
+
 cudaError_t pleat_cuda_sweep(const pleat_cuda_frame &f, cudaStream_t stream)
 {
+    if (f.max_tests != 0) {
+        cudaError_t e = pleat_cuda_launch(limit_kernel, pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK,
+                                          stream, f);
+        if (e != cudaSuccess)
+            return e;
+    }
     void (*kernel)(pleat_cuda_frame) = sweep_kernel<PLEAT_CUDA_COUNT>;
     if (f.mode == PLEAT_CUDA_LIST)
         kernel = sweep_kernel<PLEAT_CUDA_LIST>;
