@@ -105,6 +105,7 @@ static void layouts(void)
     AT(pleat_params, indices);
     AT(pleat_params, num_indices);
     AT(pleat_params, rest_positions);
+    AT(pleat_params, max_tests);
     put("\n");
     SIZE(pleat_stats);
     AT(pleat_stats, pairs);
@@ -133,6 +134,7 @@ static void defaults(void)
     field("indices", p.indices != NULL);
     field("num_indices", p.num_indices);
     field("rest", p.rest_positions != NULL);
+    field("max_tests", p.max_tests);
     put("\n");
 }
 
