@@ -885,14 +885,18 @@ void fz_collide(const uint8_t *data, size_t size)
     }
 
     /* the same bits from every other ISA and thread count, the job system
-     * and CUDA */
+     * and CUDA, each with its test limit at this call's tests (which a
+     * limit allows: 0 is none) */
     int other[NUM_ISAS + 3];
     int n_other = others(c.first, other);
     float *again = xcalloc(4 * (size_t)c.count, sizeof(float));
+    pleat_params at_limit = *p;
+    at_limit.max_tests = stats.tests;
     for (int k = 0; k < n_other; ++k) {
         memcpy(again, before, fbytes);
         pleat_stats st2;
-        pleat_status s2 = pleat_self_collide(contexts[other[k]].ctx, again, c.count, p, &st2);
+        pleat_status s2 =
+            pleat_self_collide(contexts[other[k]].ctx, again, c.count, &at_limit, &st2);
         CHECK(s2 == PLEAT_OK, "other context: status");
         if (!same_bits(again, c.particles, fbytes)) {
             fprintf(stderr, "%s/%d threads vs %s/%d threads\n", contexts[other[k]].isa,
@@ -902,6 +906,20 @@ void fz_collide(const uint8_t *data, size_t size)
             fail("same bits across ISAs and thread counts");
         }
         CHECK(st2.pairs == stats.pairs, "same pair count across contexts");
+    }
+    /* and one test fewer on one of them (a limit of 0 is none): stopped,
+     * nothing written */
+    if (n_other > 0 && stats.tests > 1) {
+        memcpy(again, before, fbytes);
+        pleat_stats st2;
+        memset(&st2, 0xa5, sizeof st2);
+        const pleat_stats st2_before = st2;
+        at_limit.max_tests = stats.tests - 1;
+        pleat_status s2 = pleat_self_collide(contexts[other[c.first % (unsigned)n_other]].ctx,
+                                             again, c.count, &at_limit, &st2);
+        check_status(s2, PLEAT_ERROR_TOO_MANY_TESTS, "one test over the limit");
+        CHECK(same_bits(again, before, fbytes), "particles untouched over the limit");
+        CHECK(same_bits(&st2, &st2_before, sizeof st2), "stats untouched over the limit");
     }
     free(again);
     free(pairs_of);
