@@ -38,6 +38,7 @@ typedef struct scene {
     float distance;
     float *start; /* n x 4 floats */
     float *rest;  /* n x 4 floats or NULL */
+    uint64_t max_tests; /* params.max_tests of every call on it */
 } scene;
 
 /* Bytes of one of sc's arrays (start, rest): n x 4 floats. */
@@ -107,6 +108,7 @@ typedef struct options {
     int rounds;  /* every row of a scene and size is timed this often, interleaved */
     int json, quick, baseline, profile;
     uint64_t seed;
+    uint32_t tests_per_particle; /* --max-tests: params.max_tests per particle */
 } options;
 
 static void usage(FILE *out)
@@ -144,6 +146,9 @@ static void usage(FILE *out)
 "                   (default 1); on a machine whose speed drifts (a shared VM)\n"
 "                   this compares rows measured in the same phases\n"
 "  --seed N         scene seed (default 1)\n"
+"  --max-tests K    set params.max_tests to K x the scene's particles (default 0:\n"
+"                   no limit), to time the limit's own cost; a call over it\n"
+"                   fails the run\n"
 "  --no-baseline    do not time the plain grid\n"
 "  --no-profile     create contexts without profiling (no stage columns)\n"
 "  --quick          a short run: sizes 1k,16k,64k,256k unless --sizes is given,\n"
@@ -268,7 +273,8 @@ static int parse_options(int argc, char **argv, options *o)
             continue;
         }
         const char *with_value[] = {"--scenes", "--sizes",   "--threads", "--isa",
-                                    "--backend", "--repeats", "--rounds", "--seed"};
+                                    "--backend", "--repeats", "--rounds", "--seed",
+                                    "--max-tests"};
         int known = 0;
         for (size_t f = 0; f < sizeof with_value / sizeof with_value[0]; ++f)
             known |= strcmp(arg, with_value[f]) == 0;
@@ -305,6 +311,10 @@ static int parse_options(int argc, char **argv, options *o)
             if (end == value || *end || errno || strchr(value, '-')) /* strtoull negates */
                 return fail_usage("--seed", value);
             o->seed = s;
+        } else if (!strcmp(arg, "--max-tests")) {
+            if (parse_int(value, 0, 1 << 24, &v))
+                return fail_usage("--max-tests", value);
+            o->tests_per_particle = (uint32_t)v;
         } else
             return fail_usage("option", arg);
     }
@@ -842,6 +852,7 @@ static int run_pleat(const variant *v, int threads, int profile, int list, const
     params.distance = sc->distance;
     params.stiffness = 1.0f;
     params.rest_positions = sc->rest;
+    params.max_tests = sc->max_tests;
     size_t bytes = scene_bytes(sc);
     double *stage[4];
     for (int k = 0; k < 4; ++k)
@@ -922,9 +933,9 @@ int main(int argc, char **argv)
     char model[128], compiler[64];
     cpu_model(model, sizeof model);
     compiler_name(compiler, sizeof compiler);
-    bench_header h = {pleat_version(), arch_name(), model, compiler, online_cores(),
-                      o.profile,       o.baseline,  o.seed, o.rounds,       skips,
-                      num_skips};
+    bench_header h = {pleat_version(), arch_name(), model,  compiler, online_cores(),
+                      o.profile,       o.baseline,  o.seed, o.rounds, o.tests_per_particle,
+                      skips,           num_skips};
     FILE *out = stdout;
     bench_report_begin(out, o.json, &h);
     if (num_vars == 0) { /* a run that measured nothing must not pass for one that did */
@@ -943,6 +954,7 @@ int main(int argc, char **argv)
             float *work = NULL;
             double *times = NULL;
             if (scene_make(o.scenes[si], o.sizes[zi], o.seed, &sc) == 0) {
+                sc.max_tests = (uint64_t)o.tests_per_particle * sc.n;
                 repeats = o.repeats ? o.repeats : default_repeats(sc.n, o.quick);
                 work = malloc(scene_bytes(&sc));
                 times = malloc((size_t)repeats * 5 * sizeof *times);

@@ -58,10 +58,12 @@ void bench_report_begin(FILE *out, int json, const bench_header *h)
         fprintf(out, ", \"compiler\": ");
         json_string(out, h->compiler);
         fprintf(out, "},\n  \"timing\": {\"clock\": \"%s\", \"statistic\": %s, "
-                     "\"rounds\": %d, \"profile\": %s, \"baseline\": %s, \"seed\": %" PRIu64 "},\n",
+                     "\"rounds\": %d, \"profile\": %s, \"baseline\": %s, \"seed\": %" PRIu64
+                     ", \"max_tests_per_particle\": %" PRIu32 "},\n",
                 CLOCK_NAME, h->rounds > 1 ? "\"lowest median of the rounds\"" : "\"median\"",
                 h->rounds,
-                h->profile ? "true" : "false", h->baseline ? "true" : "false", h->seed);
+                h->profile ? "true" : "false", h->baseline ? "true" : "false", h->seed,
+                h->tests_per_particle);
         fprintf(out, "  \"skipped\": [");
         for (int i = 0; i < h->num_skips; ++i) {
             fprintf(out, "%s\n    {\"backend\": ", i ? "," : "");
@@ -83,6 +85,9 @@ void bench_report_begin(FILE *out, int json, const bench_header *h)
             h->arch, h->online_cores, h->cpu_model, h->compiler);
     fprintf(out, "ms/call: median over repeats of a monotonic clock around pleat_self_collide "
                  "(start positions re-copied before each call, not timed)\n");
+    if (h->tests_per_particle)
+        fprintf(out, "max_tests: %" PRIu32 " x n in every call (params.max_tests)\n",
+                h->tests_per_particle);
     if (h->rounds > 1)
         fprintf(out, "rounds: every row (and the baseline) timed %d times, rows taking turns; "
                      "each row shows its round with the lowest median\n",

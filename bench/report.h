@@ -23,6 +23,7 @@ typedef struct bench_header {
     int baseline;        /* the plain grid is timed */
     uint64_t seed;
     int rounds;          /* rows timed this often, interleaved; the best round kept */
+    uint32_t tests_per_particle; /* params.max_tests per particle (0: no limit) */
     const bench_skip *skips;
     int num_skips;
 } bench_header;
