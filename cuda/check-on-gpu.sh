@@ -2,8 +2,9 @@
 # The GPU check in one command, for a machine with an NVIDIA GPU: the GPU
 # against the CPU bit for bit (every scene kind, the device-pointer API, bad
 # inputs), the result hashes of both, the CUDA rows of pleat-bench (host
-# and device pointers, a CUDA graph, 1k to 4M) and compute-sanitizer, then
-# one summary.
+# and device pointers, a CUDA graph, 1k to 4M; 64k to 4M again with a test
+# limit, params.max_tests, for the limit kernel's cost) and
+# compute-sanitizer, then one summary.
 #
 #   cuda/check-on-gpu.sh [build-dir]        configure + build (needs CMake,
 #                                           Ninja, nvcc; ARCH=90 by default),
@@ -103,6 +104,7 @@ gpu_ran=0
 ! hung "$cuda_rc" && ! hung "$check_rc" && gpu_ran=1
 
 : >"$logs/bench.txt"
+: >"$logs/bench-limit.txt"
 if ((gpu_ran)); then
   step "pleat-bench: CUDA rows, no profiling"
   run "$build/bench/pleat-bench" --backend cuda --no-profile --no-baseline \
@@ -110,6 +112,9 @@ if ((gpu_ran)); then
   step "pleat-bench: CUDA rows, per-stage times"
   run "$build/bench/pleat-bench" --backend cuda --no-baseline --scenes cloud --sizes 1m \
     2>&1 | tee "$logs/bench-stages.txt"
+  step "pleat-bench: CUDA rows with a test limit of 1000 a particle, no profiling"
+  run "$build/bench/pleat-bench" --backend cuda --no-profile --no-baseline \
+    --scenes cloud,folded --sizes 64k,1m,4m --max-tests 1000 2>&1 | tee "$logs/bench-limit.txt"
 fi
 
 # a CUDA tool on PATH or in the toolkit's bin
@@ -227,6 +232,7 @@ same=0
 echo "same result hash: $same"
 echo "sanitizers: $(san_ends | tr -s ' =' ' ' | paste -sd';') (exit $san_rc)"
 grep -E "^(cloud|folded) " "$logs/bench.txt"
+grep -E "^(cloud|folded) " "$logs/bench-limit.txt" | sed 's/^/limit: /'
 [[ -s $logs/variants.txt ]] && echo "variants:" && cat "$logs/variants.txt"
 [[ -s $logs/versus-base.txt ]] && echo "against ${versus[*]} in the same run:" &&
   grep -E "^(scene|cloud|folded|pairs differ) |^ratios:|interleave.sh|interleaved runs" \

@@ -116,6 +116,7 @@ for l in this base good bad; do
   expect "the summary times $l" "^folded +1024 cpu +scalar +1 +$l " "$work/gpu.txt"
 done
 expect "the summary's ratios line" "^ratios: the first's \(this\)" "$work/gpu.txt"
+expect "the summary's rows with a test limit" "^limit: folded +1024 cpu " "$work/gpu.txt"
 
 # another hash from the GPU fails the check; no BASE nor VARIANTS, no table
 stand_in_hash ffff0000
