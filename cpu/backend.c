@@ -191,6 +191,7 @@ static pleat_status list_pairs(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, d
     }
     f->list = cpu->list_a.data;
     f->pair_shift = pleat_pair_shift(f->count);
+    f->max_tests = 0; /* the count made the same tests, within the limit */
     if ((s = sweep(cpu, f, PLEAT_SWEEP_LIST, job, mark)) != PLEAT_OK)
         return s;
     pair_copy copy = {pleat_radix_sort(cpu->pool, cpu->list_a.data, cpu->list_b.data, total, 0,

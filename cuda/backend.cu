@@ -476,6 +476,7 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
         (st = reserve(cu, &cu->host_pairs, 1, bytes)) != PLEAT_OK)
         return st;
     f->mode = PLEAT_CUDA_LIST;
+    f->max_tests = 0; /* the count made the same tests, within the limit */
     f->list = (unsigned long long *)cu->list.data;
     f->capacity = total;
     e = cudaMemsetAsync(f->counters, 0, sizeof *f->counters, s);
