@@ -111,7 +111,7 @@ static pleat_status sweep(pleat_cpu *cpu, pleat_frame *f, pleat_sweep_mode mode,
         uint32_t begin = pleat_part_begin(f, p), end = pleat_part_begin(f, p + 1);
         pleat_cpu_part_reset(&f->part[p], end - begin, f->m - end);
     }
-    atomic_store_explicit(&f->tests_spent, 0, memory_order_relaxed);
+    atomic_store_explicit(&f->tests_spent, 0, memory_order_relaxed); /* each sweep afresh */
     pleat_pool_run(cpu->pool, f->parts, cpu->kern->sweep, f);
     job->stats.pairs = job->stats.tests = 0;
     int out_of_memory = 0;

@@ -151,16 +151,16 @@ typedef struct pleat_frame {
     uint64_t *list;          /* LIST: pleat_pair_pack() entries, at each chunk's offset */
     int pair_shift;          /* LIST: pleat_pair_shift(count) */
 
-    /* params.max_tests (0: no limit), and the tests the sweep's parts have
-     * counted so far against it (cpu/sweep.c) */
-    uint64_t max_tests;
-    atomic_uint_least64_t tests_spent;
-
+    uint64_t max_tests;      /* params.max_tests: 0 = no limit */
     pleat_chunk *chunks;     /* pleat_chunks(m) entries, at least parts; the sweep's per part */
     pleat_sweep_mode mode;
     uint32_t parts;          /* of the gather's second pass, the sweep and the apply:
                               * pleat_cpu_parts() */
     pleat_part *part;        /* parts entries */
+    /* with a test limit, the tests the sweep's parts have counted so far
+     * (cpu/sweep.c); last, on a cache line of its own: the parts add to it
+     * while they read the fields above */
+    _Alignas(64) atomic_uint_least64_t tests_spent;
 } pleat_frame;
 
 static inline uint32_t pleat_frame_particle(const pleat_frame *f, uint32_t slot)

@@ -52,6 +52,10 @@ typedef struct sweep_state {
     pleat_part *part;
     uint32_t end; /* of the part: sums past it are owed, not written */
     uint64_t pairs, tests;
+    /* with a test limit: the call's running total (f->tests_spent), the
+     * limit, and how many of tests were added to the total */
+    atomic_uint_least64_t *total;
+    uint64_t max_tests, spent;
     uint64_t *out; /* LIST: next slot */
     uint32_t queued;
     /* queued pairs, sorted positions; a sweep step stores W entries (its
@@ -277,22 +281,54 @@ static inline vm close_lanes(const block *blk, vf px, vf py, vf pz, vf d2)
     return vf_le(vf_length2(dx, dy, dz), d2);
 }
 
+/* With a test limit (params.max_tests), a part adds the tests it has
+ * counted since it last did (`tests` in all, of which st->spent were added)
+ * to the call's running total, and learns whether that total is past the
+ * limit. The total only grows, so once it is past, so are the call's tests,
+ * whatever the other parts count: the part can stop. If it never gets past,
+ * every part adds all of its tests, and cpu/backend.c compares the call's
+ * whole count. So the outcome depends only on the call's tests, never on
+ * the parts, the threads or their timing. The part adds after a block that
+ * leaves SPEND_EVERY tests unadded, and every CHECK_EVERY steps of a column
+ * (each step tests at least one lane): a block in a collapsed clump walks
+ * all of it. */
+#define SPEND_EVERY 4096u /* the total is shared: not after every block */
+#define CHECK_EVERY 1024u
+static int over_limit(sweep_state *st, uint64_t tests)
+{
+    const uint64_t add = tests - st->spent;
+    st->spent = tests;
+    return atomic_fetch_add_explicit(st->total, add, memory_order_relaxed) + add > st->max_tests;
+}
+
+/* Whether a column walk, at its `step`-th candidate with the block's tests
+ * so far in `count`, stops: never without a limit (`limited`, a constant
+ * where it is inlined, so that the walk pays nothing then). */
+static inline int stop_walk(sweep_state *st, int limited, uint32_t step, vu count)
+{
+    return limited && step % CHECK_EVERY == 0 && over_limit(st, st->tests + vu_sum(count));
+}
+
 /* Tests the block against candidates b = from, from + 1, ... while their key
  * is below `end_key` (the end of the union of the lanes' ranges in the
  * neighbouring column `off` away; the padding keys end every column at the
  * last particle). A lane takes a candidate only inside its own range. Close
  * pairs are queued; each lane's tests are counted in `tests` (a block's
  * columns are disjoint runs of sorted positions, so a lane's count for the
- * block fits 32 bits). */
-static inline void test_column(sweep_state *st, const block *blk, size_t from, uint32_t end_key,
-                               uint32_t off, vf d2, vu *tests)
+ * block fits 32 bits). Returns whether the call is over its test limit. */
+static inline __attribute__((always_inline)) int
+test_column(sweep_state *st, const block *blk, size_t from, uint32_t end_key, uint32_t off, vf d2,
+            vu *tests, int limited)
 {
+    int over = 0;
     const uint32_t *keys = st->f->keys;
     const float *p = st->f->pos + 4 * from;
     const vu lo = vu_add(blk->lo, vu_set1(off)), one = vu_set1(1);
     size_t queued = st->queued; /* pointer-sized: indexes the queues directly */
     vu count = *tests, candidate = vu_set1((uint32_t)from);
     for (const uint32_t *kb = keys + from; *kb < end_key; ++kb, p += 4) {
+        if ((over = stop_walk(st, limited, (uint32_t)(kb - keys - from) + 1, count)))
+            break;
         queued = make_room(st, queued);
         vm in_range = vu_in_range(vu_load1(kb), lo, blk->width);
         vm close = close_lanes(blk, vf_set1(p[0]), vf_set1(p[1]), vf_set1(p[2]), d2);
@@ -304,6 +340,7 @@ static inline void test_column(sweep_state *st, const block *blk, size_t from, u
     }
     st->queued = (uint32_t)queued;
     *tests = count;
+    return over;
 }
 
 /* Tests the block against the later particles of its own column: step t
@@ -311,15 +348,18 @@ static inline void test_column(sweep_state *st, const block *blk, size_t from, u
  * candidate key is still inside its range. Keys only grow, so a later
  * particle of the column is never below the range's start, and a lane
  * whose candidates have passed its end stays out (a lane past the block has
- * width 0: always out). */
-static inline void test_own_column(sweep_state *st, const block *blk, vf d2, vu *tests)
+ * width 0: always out). Returns whether the call is over its test limit. */
+static inline __attribute__((always_inline)) int test_own_column(sweep_state *st,
+                                                                 const block *blk, vf d2,
+                                                                 vu *tests, int limited)
 {
     const pleat_frame *f = st->f;
     size_t queued = st->queued;
     vu count = *tests;
+    int over = 0;
     for (uint32_t from = blk->base + 1;; ++from) {
         vm in_range = vu_in_range(vu_load(f->keys + from), blk->lo, blk->width);
-        if (!vm_lanes(in_range))
+        if (!vm_lanes(in_range) || (over = stop_walk(st, limited, from - blk->base, count)))
             break;
         queued = make_room(st, queued);
         vf p[4];
@@ -331,23 +371,36 @@ static inline void test_own_column(sweep_state *st, const block *blk, vf d2, vu 
     }
     st->queued = (uint32_t)queued;
     *tests = count;
+    return over;
 }
 
-/* With a test limit (params.max_tests), a part adds the tests it has
- * counted since it last did (`*spent` of `tests`) to the call's running
- * total, and learns whether that total is past the limit. The total only
- * grows, so once it is past, so are the call's tests, whatever the other
- * parts count: the part can stop. If it never gets past, every part adds
- * all of its tests, and cpu/backend.c compares the call's whole count. So
- * the outcome depends only on the call's tests, never on the parts, the
- * threads or their timing. */
-#define SPEND_EVERY 4096u /* tests between two adds: the total is shared */
-static int over_limit(pleat_frame *f, uint64_t *spent, uint64_t tests)
+/* The part's blocks, from base to end (first: the neighbouring columns'
+ * cursors); `limited` as in stop_walk. Returns whether the call is over its
+ * test limit: the part then stops where it is. */
+static inline __attribute__((always_inline)) int
+sweep_blocks(sweep_state *st, uint32_t base, uint32_t end, uint32_t *first, vf d2, int limited)
 {
-    uint64_t add = tests - *spent;
-    *spent = tests;
-    return atomic_fetch_add_explicit(&f->tests_spent, add, memory_order_relaxed) + add >
-           f->max_tests;
+    const pleat_frame *f = st->f;
+    const int sort_shift = f->sort_shift;
+    block blk;
+    for (; base < end; base += blk.count) {
+        block_setup(f, base, end, &blk);
+        vu tests = vu_set1(0);
+        if (test_own_column(st, &blk, d2, &tests, limited))
+            return 1;
+        /* unrolled: no loop branch (AVX2 64k sweep 2.6% faster) */
+#pragma GCC unroll 4
+        for (int c = 1; c < PLEAT_NUM_COLUMNS; ++c) {
+            uint32_t off = pleat_cpu_column_offset(c, sort_shift);
+            first[c] = advance(f->keys, first[c], blk.lo_first + off);
+            if (test_column(st, &blk, first[c], blk.hi_last + off, off, d2, &tests, limited))
+                return 1;
+        }
+        st->tests += vu_sum(tests);
+        if (limited && st->tests - st->spent >= SPEND_EVERY && over_limit(st, st->tests))
+            return 1;
+    }
+    return limited && over_limit(st, st->tests);
 }
 
 void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t part)
@@ -361,7 +414,9 @@ void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t part)
     st.f = f;
     st.part = &f->part[part];
     st.end = end;
-    st.pairs = st.tests = 0;
+    st.pairs = st.tests = st.spent = 0;
+    st.total = &f->tests_spent;
+    st.max_tests = f->max_tests;
     st.out = f->list ? f->list + f->chunks[part].pairs : NULL;
     st.queued = 0;
     f->chunks[part].pairs = f->chunks[part].tests = 0;
@@ -376,26 +431,10 @@ void PLEAT_KERNEL(sweep_task)(void *arg, uint32_t part)
     for (int c = 1; c < PLEAT_NUM_COLUMNS; ++c)
         first[c] = pleat_lower_bound(keys, n, lo + pleat_cpu_column_offset(c, sort_shift));
 
-    block blk;
-    uint64_t spent = 0; /* of st.tests, added to f->tests_spent */
-    for (uint32_t base = begin; base < end; base += blk.count) {
-        block_setup(f, base, end, &blk);
-        vu tests = vu_set1(0);
-        test_own_column(&st, &blk, d2, &tests);
-        /* unrolled: no loop branch (AVX2 64k sweep 2.6% faster) */
-#pragma GCC unroll 4
-        for (int c = 1; c < PLEAT_NUM_COLUMNS; ++c) {
-            uint32_t off = pleat_cpu_column_offset(c, sort_shift);
-            first[c] = advance(keys, first[c], blk.lo_first + off);
-            test_column(&st, &blk, first[c], blk.hi_last + off, off, d2, &tests);
-        }
-        st.tests += vu_sum(tests);
-        if (f->max_tests != 0 && st.tests - spent >= SPEND_EVERY &&
-            over_limit(f, &spent, st.tests))
-            return; /* the call fails: its sums and counts are not used */
-    }
-    if (f->max_tests != 0 && over_limit(f, &spent, st.tests))
-        return;
+    /* two copies of the walk: without a limit it checks none */
+    if (f->max_tests != 0 ? sweep_blocks(&st, begin, end, first, d2, 1)
+                          : sweep_blocks(&st, begin, end, first, d2, 0))
+        return; /* the call fails: its sums and counts are not used */
     flush(&st);
     f->chunks[part].pairs = st.pairs;
     f->chunks[part].tests = st.tests;
