@@ -230,17 +230,21 @@ __global__ void __launch_bounds__(PLEAT_CUDA_BLOCK, SWEEP_BLOCKS_PER_SM)
 __global__ void limit_kernel(pleat_cuda_frame f)
 {
     __shared__ unsigned long long block_tests;
-    /* the data checks' flags, which no kernel changes now: every thread of
-     * the block leaves, or none (a flagged call has no column starts) */
-    if ((f.counters->flags & ~PLEAT_FLAG_TOO_MANY_TESTS) != 0)
+    __shared__ unsigned flags;
+    /* read once for the block, which then leaves whole or not at all, while
+     * other blocks may be setting the limit's flag: a flagged call has no
+     * column starts, and one already over its limit needs no more count */
+    if (threadIdx.x == 0) {
+        flags = atomicOr(&f.counters->flags, 0u);
+        block_tests = 0;
+    }
+    __syncthreads();
+    if (flags != 0)
         return;
     const uint32_t a = blockIdx.x * blockDim.x + threadIdx.x;
     unsigned long long tests = 0;
     if (a < f.m)
         tests = pleat_find_candidates(f.cols, f.keys, a, f.grid->sweep_reach).total;
-    if (threadIdx.x == 0)
-        block_tests = 0;
-    __syncthreads();
     for (int o = 16; o > 0; o /= 2)
         tests += __shfl_down_sync(FULL, tests, o);
     if ((threadIdx.x & 31) == 0)
