@@ -293,13 +293,15 @@ typedef struct pleat_params {
     const float *rest_positions;
     /** The most candidate tests (pleat_stats.tests) a call may make; 0 (the
      *  default) = no limit. A call whose tests would be more returns
-     *  PLEAT_ERROR_TOO_MANY_TESTS, having stopped early, and writes nothing,
-     *  on every backend alike: the limit bounds what a collapsed input costs
-     *  (a mesh scaled to zero puts n particles within the distance of one
-     *  another: n^2 / 2 tests, hours on a CPU at a few million particles,
-     *  and past a display GPU's watchdog). A cloth tests about 5 to 20
-     *  candidates per particle; a limit of, say, 1000 per particle
-     *  leaves room for folds and crumples. */
+     *  PLEAT_ERROR_TOO_MANY_TESTS and writes nothing, on every backend, ISA
+     *  and thread count alike. It stops early: the CPU after about
+     *  max_tests tests, CUDA before its sweep (with a limit, every call runs
+     *  one more kernel, the sweep's searches without its tests). So the
+     *  limit bounds what a collapsed input costs: a mesh scaled to zero puts
+     *  its n particles within the distance of one another, n^2 / 2 tests,
+     *  hours on a CPU at a few million particles, and past a display GPU's
+     *  watchdog. Cloth tests about 5 to 20 candidates a particle; a limit of
+     *  100 a particle (taking part) leaves room for folds and crumples. */
     uint64_t max_tests;
 } pleat_params;
 
@@ -335,7 +337,7 @@ typedef struct pleat_stats {
  * than params->max_tests (when not 0) -> TOO_MANY_TESTS.
  * When several apply, the first of: INVALID_ARGUMENT (pointers and params),
  * BAD_INDEX, NONFINITE_INPUT, INVALID_ARGUMENT (inverse mass),
- * TOO_MANY_TESTS.
+ * TOO_MANY_TESTS (in pleat_find_pairs(), then CAPACITY).
  */
 PLEAT_API pleat_status pleat_self_collide(pleat_context *ctx, float *particles, uint32_t count,
                                           const pleat_params *params, pleat_stats *stats);
@@ -410,7 +412,8 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  *   default since CUDA 12.2), a kernel's first launch loads it, which cannot
  *   happen inside a capture: make the call uncaptured first with the
  *   particle count it is captured with (the sort picks its kernels by
- *   size), or set CUDA_MODULE_LOADING=EAGER. A build with CUDA 13 needs a
+ *   size), and with a test limit if it has one (its kernel runs only then),
+ *   or set CUDA_MODULE_LOADING=EAGER. A build with CUDA 13 needs a
  *   newer driver anyway.
  * Host-pointer calls on a CUDA context copy from the caller's memory (a
  * subset through pinned staging) and may allocate, which a capture in
