@@ -52,6 +52,26 @@ static pleat_context *make_context(pleat_backend backend, int threads)
 }
 
 /* Checks one scene on ctx (and ctx3, its 3-thread twin); returns its hash. */
+/* params.max_tests at the call's tests (st->tests, its result `out`) gives
+ * that result; one below, TOO_MANY_TESTS and the particles as they were. */
+static void check_limit(pleat_context *ctx, const scene *sc, const pleat_params *p,
+                        const float *out, const pleat_stats *st, const char *name)
+{
+    size_t floats = (size_t)sc->count * 4;
+    for (uint64_t below = 0; below < 2 && st->tests > below + 1; ++below) {
+        pleat_params limited = *p;
+        limited.max_tests = st->tests - below;
+        float *again = copy_floats(sc->particles, floats);
+        pleat_status s = pleat_self_collide(ctx, again, sc->count, &limited, NULL);
+        const float *want = below ? sc->particles : out;
+        if (s != (below ? PLEAT_ERROR_TOO_MANY_TESTS : PLEAT_OK) ||
+            memcmp(again, want, floats * sizeof *again) != 0)
+            fail(name, below ? "one test over the limit: not stopped, or written"
+                             : "at the test limit: another result");
+        free(again);
+    }
+}
+
 static uint64_t check_scene(pleat_context *ctx, pleat_context *ctx3, const scene *sc,
                             const pleat_params *p, const char *name)
 {
@@ -78,6 +98,7 @@ static uint64_t check_scene(pleat_context *ctx, pleat_context *ctx3, const scene
         fail(name, "stats.pairs is not the number of pairs");
     if (st.tests != reference_tests(sc->particles, sc->count, p) || st3.tests != st.tests)
         fail(name, "stats.tests differs from its definition");
+    check_limit(ctx3, sc, p, out, &st, name);
 
     double *want = malloc(floats * sizeof *want);
     uint32_t *degree = calloc(sc->count + 1, sizeof *degree);
