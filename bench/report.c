@@ -86,7 +86,7 @@ void bench_report_begin(FILE *out, int json, const bench_header *h)
     fprintf(out, "ms/call: median over repeats of a monotonic clock around pleat_self_collide "
                  "(start positions re-copied before each call, not timed)\n");
     if (h->tests_per_particle)
-        fprintf(out, "max_tests: %" PRIu32 " x n in every call (params.max_tests)\n",
+        fprintf(out, "test limit: params.max_tests = %" PRIu32 " x n in every call\n",
                 h->tests_per_particle);
     if (h->rounds > 1)
         fprintf(out, "rounds: every row (and the baseline) timed %d times, rows taking turns; "
