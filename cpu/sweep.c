@@ -289,9 +289,8 @@ static inline vm close_lanes(const block *blk, vf px, vf py, vf pz, vf d2)
  * every part adds all of its tests, and cpu/backend.c compares the call's
  * whole count. So the outcome depends only on the call's tests, never on
  * the parts, the threads or their timing. The part adds after a block that
- * leaves SPEND_EVERY tests unadded, and every CHECK_EVERY steps of a column
- * (each step tests at least one lane): a block in a collapsed clump walks
- * all of it. */
+ * leaves SPEND_EVERY tests unadded, and every CHECK_EVERY steps of a
+ * column's walk: a block in a collapsed clump walks all of it. */
 #define SPEND_EVERY 4096u /* the total is shared: not after every block */
 #define CHECK_EVERY 1024u
 static int over_limit(sweep_state *st, uint64_t tests)

@@ -51,14 +51,13 @@ static pleat_context *make_context(pleat_backend backend, int threads)
     return ctx;
 }
 
-/* Checks one scene on ctx (and ctx3, its 3-thread twin); returns its hash. */
 /* params.max_tests at the call's tests (st->tests, its result `out`) gives
  * that result; one below, TOO_MANY_TESTS and the particles as they were. */
 static void check_limit(pleat_context *ctx, const scene *sc, const pleat_params *p,
                         const float *out, const pleat_stats *st, const char *name)
 {
     size_t floats = (size_t)sc->count * 4;
-    for (uint64_t below = 0; below < 2 && st->tests > below + 1; ++below) {
+    for (uint64_t below = 0; below < 2 && st->tests > below; ++below) { /* 0: no limit */
         pleat_params limited = *p;
         limited.max_tests = st->tests - below;
         float *again = copy_floats(sc->particles, floats);
@@ -72,6 +71,7 @@ static void check_limit(pleat_context *ctx, const scene *sc, const pleat_params 
     }
 }
 
+/* Checks one scene on ctx (and ctx3, its 3-thread twin); returns its hash. */
 static uint64_t check_scene(pleat_context *ctx, pleat_context *ctx3, const scene *sc,
                             const pleat_params *p, const char *name)
 {

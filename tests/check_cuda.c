@@ -152,7 +152,7 @@ static void limits(pleat_context *cpu, pleat_context *gpu, const scene *sc, cons
                    const char *name)
 {
     const size_t floats = (size_t)sc->count * 4, bytes = floats * sizeof(float);
-    for (int over = 0; over < 2 && sa->tests > 0; ++over) {
+    for (int over = 0; over < 2 && sa->tests > (uint64_t)over; ++over) { /* 0: no limit */
         const pleat_status want = over ? PLEAT_ERROR_TOO_MANY_TESTS : PLEAT_OK;
         const float *after = over ? sc->particles : a;
         const pleat_stats marker = {12345, 678}, want_stats = over ? marker : *sa;

@@ -505,8 +505,9 @@ static limited run_limited(pleat_context *ctx, const scene *s, pleat_params p, u
  * with one more fails with TOO_MANY_TESTS and writes nothing: the same for
  * every thread count (the sweep's parts stop on their running total), with
  * a subset too. The boundary is the reference's count of the call's tests.
- * The call at the limit comes right after one stopped early on the same
- * context: what the stopped one left behind must not change it. */
+ * The call at the limit comes right after one at half the tests, whose
+ * parts stop midway with corrections queued and owed: what they left
+ * behind must not change it. */
 Test(errors, test_limit_boundary)
 {
     static const int threads[] = {1, 2, 3, 8};
@@ -526,7 +527,7 @@ Test(errors, test_limit_boundary)
         for (size_t t = 0; t < sizeof threads / sizeof threads[0]; ++t) {
             pleat_context *ctx = cpu_context(threads[t]);
             limited none = run_limited(ctx, &s, p, 0), over = run_limited(ctx, &s, p, tests - 1),
-                    at = run_limited(ctx, &s, p, tests);
+                    half = run_limited(ctx, &s, p, tests / 2), at = run_limited(ctx, &s, p, tests);
             const char *what = scene_name(kinds[k]);
             cr_assert(none.collide == PLEAT_OK && none.pairs == PLEAT_OK, "%s", what);
             cr_assert_eq(none.stats.tests, tests, "%s: the reference's tests", what);
@@ -546,9 +547,14 @@ Test(errors, test_limit_boundary)
                           over.stats.pairs == 12345 && over.stats.tests == 678 &&
                           over.num_pairs == 777,
                       "%s, %d threads: written over the limit", what, threads[t]);
+            cr_assert(half.collide == PLEAT_ERROR_TOO_MANY_TESTS &&
+                          half.pairs == PLEAT_ERROR_TOO_MANY_TESTS &&
+                          memcmp(half.particles, s.particles, 16 * (size_t)s.count) == 0,
+                      "%s, %d threads: half the tests", what, threads[t]);
             free(none.particles);
             free(at.particles);
             free(over.particles);
+            free(half.particles);
             pleat_context_destroy(ctx);
         }
         free(subset);
@@ -578,8 +584,7 @@ Test(errors, test_limit_stops_a_collapsed_mesh, .timeout = 60)
     cr_assert_eq(pleat_find_pairs(ctx, particles, COUNT, &p, NULL, 0, &num),
                  PLEAT_ERROR_TOO_MANY_TESTS);
     cr_assert(stats.pairs == 12345 && stats.tests == 678 && num == 777);
-    /* 2 apart on a line: no pair, nothing moved, about 60 tests a particle
-     * (15 in each sweep cell, and 2 cells each way) */
+    /* 2 apart on a line: no pair, nothing moved, about 22 tests a particle */
     for (uint32_t i = 0; i < COUNT; ++i)
         particles[4 * (size_t)i] = 2.0f * (float)i * p.distance;
     p.max_tests = 100 * (uint64_t)COUNT;
