@@ -126,5 +126,26 @@ expect "other bits are said" "^same result hash: 0$" "$work/gpu-differs.txt"
 ((status != 0)) || { echo "FAIL: check-on-gpu.sh passed other bits"; failures=$((failures + 1)); }
 expect_not "no table without BASE or VARIANTS" "interleaved runs" "$work/gpu-differs.txt"
 
+# the experiments waiting for a GPU: each patch still applies to this tree
+# (a patch that main's changes broke would fail only in the GPU session),
+# and no name is listed twice
+names=()
+while read -r name patch _; do
+  [[ -z $name || $name == \#* ]] && continue
+  names+=("$name")
+  [[ $patch == - ]] && continue
+  if git -C "$root" apply --check "$root/cuda/experiments/$patch" 2>"$work/apply.txt"; then
+    echo "ok: $name's $patch applies"
+  else
+    echo "FAIL: $name's $patch does not apply: rebase it on this tree"
+    sed 's/^/  | /' "$work/apply.txt"
+    failures=$((failures + 1))
+  fi
+done <"$root/cuda/experiments/variants"
+twice=$(printf '%s\n' "${names[@]}" | sort | uniq -d)
+if [[ -n $twice ]]; then echo "FAIL: listed twice: $twice"; failures=$((failures + 1))
+else echo "ok: ${#names[@]} experiments, each named once"
+fi
+
 echo "$failures failed"
 ((failures == 0))
