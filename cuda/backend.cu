@@ -359,8 +359,9 @@ static pleat_status queue_collide(pleat_cuda *cu, pleat_cuda_frame *f, laps *l, 
     if (e == cudaSuccess && can_collide(*f) &&
         (e = pleat_cuda_sweep(*f, s)) == cudaSuccess) /* on the sums the gather cleared */
         e = lap(l, &l->t->sweep_ms);
-    if (e == cudaSuccess && read)
-        e = queue_read(cu, f->counters, s);
+    double read_ms = 0.0; /* no stage's: the read is timed apart, and dropped */
+    if (e == cudaSuccess && read && (e = queue_read(cu, f->counters, s)) == cudaSuccess)
+        e = lap(l, &read_ms);
     if (e != cudaSuccess || !can_collide(*f))
         return status_of(e);
     /* reads the checks' flags: nothing is written after a bad input */
