@@ -51,6 +51,15 @@ __device__ static void block_reduce(float l[3], float h[3], unsigned *flags)
     *flags = any[0];
 }
 
+/* The empty box [+Inf, -Inf], which widen() then grows. */
+__device__ static void empty_box(float l[3], float h[3])
+{
+    for (int a = 0; a < 3; ++a) {
+        l[a] = INFINITY;
+        h[a] = -INFINITY;
+    }
+}
+
 /* Widens the box [l, h] to take in [lv, hv]. */
 __device__ static void widen(float l[3], float h[3], const float lv[3], const float hv[3])
 {
@@ -76,7 +85,8 @@ __device__ static void read_box(const pleat_cuda_frame &f, unsigned b, float lv[
  * start the call's counters, then the grid (core/grid.h). */
 __device__ static void setup(const pleat_cuda_frame &f)
 {
-    float l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
+    float l[3], h[3];
+    empty_box(l, h);
     unsigned flags = 0;
     for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) {
         float lv[3], hv[3];
@@ -113,7 +123,8 @@ __device__ static bool last_block(const pleat_cuda_frame &f)
 
 __global__ void bounds_kernel(pleat_cuda_frame f)
 {
-    float l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
+    float l[3], h[3];
+    empty_box(l, h);
     unsigned flags = 0;
     /* 64-bit: a stride past the last slot must not wrap */
     for (size_t s = (size_t)blockIdx.x * blockDim.x + threadIdx.x; s < f.m;
