@@ -19,6 +19,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 experiments=$root/cuda/experiments
+# the library's code and its build, as git pathspecs
+code=('cuda/*.cu' 'cuda/*.cuh' 'cuda/*.h' core include CMakeLists.txt)
 
 usage() { sed -n '2,18p' "$0"; exit 2; }
 
@@ -50,7 +52,7 @@ build() (
   echo "$name: $(git -C "$root" rev-parse --short "$rev")${with:+ with ${with# }} -> ${out#"$root"/}"
   # it is timed against this checkout's build: a change of HEAD's to the
   # library's code or its build that it lacks is a difference too
-  local code=('cuda/*.cu' 'cuda/*.cuh' 'cuda/*.h' core include CMakeLists.txt) lacks
+  local lacks
   lacks=$(git -C "$root" rev-list --count "$rev..HEAD" -- "${code[@]}")
   if [[ $lacks != 0 ]]; then
     echo "  it lacks $lacks of HEAD's commits to the code or the build" \
@@ -58,25 +60,34 @@ build() (
   fi
 )
 
-# the lines of the list: name patch flags...
-listed() { grep -v -e '^#' -e '^[[:space:]]*$' "$experiments/variants"; }
+# the lines of the list: name patch flags... (tests/gpu_check_scripts.sh
+# reads it the same way)
+listed() { grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$experiments/variants"; }
 
 experiment() { # name
   local line
-  line=$(listed | awk -v n="$1" '$1 == n') || true
+  line=$(listed | awk -v n="$1" '$1 == n { print; exit }') || true
   [[ -n $line ]] || { echo "$1: not in cuda/experiments/variants"; return 2; }
-  # shellcheck disable=SC2086 # the flags are words
+  # the flags are words, never patterns
+  set -f
+  # shellcheck disable=SC2086
   set -- $line
+  set +f
   local name=$1 patch=$2
   shift 2
+  # HEAD is what is built: the tree's changes to the code are not in it
+  git -C "$root" diff --quiet HEAD -- "${code[@]}" ||
+    echo "$name: uncommitted changes to the code are left out (HEAD is built)"
   build "$name" HEAD "$patch" "$@"
 }
 
 case $# in
   0) usage ;;
   1) if [[ $1 == --all ]]; then
+       # each in a process of its own: under `||` a function runs without
+       # set -e, which its build relies on
        failed=0
-       for name in $(listed | awk '{ print $1 }'); do experiment "$name" || failed=1; done
+       for name in $(listed | awk '{ print $1 }'); do "$0" "$name" || failed=1; done
        exit $failed
      fi
      experiment "$1" ;;

@@ -128,22 +128,40 @@ expect_not "no table without BASE or VARIANTS" "interleaved runs" "$work/gpu-dif
 
 # the experiments waiting for a GPU: each patch still applies to this tree
 # (a patch that main's changes broke would fail only in the GPU session),
-# and no name is listed twice
+# each -D flag names a macro that the tree or the patch still reads (else
+# the variant would quietly build main), and no name is listed twice.
+# git apply checks the tree itself, never a repository above it (where it
+# would skip the patch's paths and pass).
 names=()
-while read -r name patch _; do
+while read -r name patch flags; do
   [[ -z $name || $name == \#* ]] && continue
   names+=("$name")
-  [[ $patch == - ]] && continue
-  if git -C "$root" apply --check "$root/cuda/experiments/$patch" 2>"$work/apply.txt"; then
-    echo "ok: $name's $patch applies"
-  else
-    echo "FAIL: $name's $patch does not apply: rebase it on this tree"
-    sed 's/^/  | /' "$work/apply.txt"
-    failures=$((failures + 1))
+  sources=("$root/cuda")
+  if [[ $patch != - ]]; then
+    sources+=("$root/cuda/experiments/$patch")
+    if GIT_CEILING_DIRECTORIES=$(dirname "$root") git -C "$root" apply --check \
+      "$root/cuda/experiments/$patch" 2>"$work/apply.txt"; then
+      echo "ok: $name's $patch applies"
+    else
+      echo "FAIL: $name's $patch does not apply: rebase it on this tree"
+      sed 's/^/  | /' "$work/apply.txt"
+      failures=$((failures + 1))
+    fi
   fi
+  for flag in $flags; do
+    macro=${flag#-D}
+    macro=${macro%%=*}
+    if grep -rqw -- "$macro" "${sources[@]}"; then
+      echo "ok: $name's $macro is read"
+    else
+      echo "FAIL: $name's $macro is read nowhere in cuda/ or its patch"
+      failures=$((failures + 1))
+    fi
+  done
 done <"$root/cuda/experiments/variants"
 twice=$(printf '%s\n' "${names[@]}" | sort | uniq -d)
 if [[ -n $twice ]]; then echo "FAIL: listed twice: $twice"; failures=$((failures + 1))
+elif ((${#names[@]} == 0)); then echo "FAIL: no experiment listed"; failures=$((failures + 1))
 else echo "ok: ${#names[@]} experiments, each named once"
 fi
 
