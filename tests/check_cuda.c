@@ -516,6 +516,31 @@ static void capture_needs_a_call_first(pleat_context *cpu)
  * the same call captured in a CUDA graph and replayed twice. Each result must
  * equal the CPU's bits; the capture must succeed (no sync, no allocation, no
  * pageable copy inside it). Also a duplicated index through the device API. */
+/* Uncaptured device calls without stats, as a solver makes them every
+ * step: on one array again and again, then on another (same data, other
+ * pointer), then back. Each starts from the scene and must give the CPU's
+ * bits (want): nothing a call leaves in the context may change the next,
+ * whatever the backend keeps between calls of one frame. */
+static void repeated_calls(pleat_context *gpu, float *d, float *d2, uint32_t count,
+                           const pleat_params *dp, const float *start, const float *want,
+                           cudaStream_t st, const char *name)
+{
+    const size_t floats = (size_t)count * 4, bytes = floats * sizeof(float);
+    float *const arrays[] = {d, d, d, d2, d2, d2, d, d};
+    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; ++k) {
+        char what[64];
+        upload(arrays[k], start, bytes);
+        snprintf(what, sizeof what, "repeated call %zu", k);
+        expect(pleat_self_collide_device(gpu, arrays[k], count, dp, st, NULL) == PLEAT_OK &&
+                   cudaStreamSynchronize(st) == cudaSuccess,
+               what, name);
+        float *got = from_device(arrays[k], floats);
+        snprintf(what, sizeof what, "repeated call %zu particles differ", k);
+        expect(memcmp(got, want, bytes) == 0, what, name);
+        free(got);
+    }
+}
+
 static void async_and_graph(pleat_context *cpu, pleat_context *gpu)
 {
     const char *name = "async/graph";
@@ -539,6 +564,9 @@ static void async_and_graph(pleat_context *cpu, pleat_context *gpu)
     expect(memcmp(got, want, bytes) == 0, "async (no stats) particles differ", name);
     free(got);
     expect(pleat_context_device_status(gpu) == PLEAT_OK, "device status after async call", name);
+    float *d2 = to_device(sc.particles, bytes);
+    repeated_calls(gpu, d, d2, sc.count, &dp, sc.particles, want, st, name);
+    cudaFree(d2);
 
     /* a call of this size was seen: the capture needs no allocation */
     cudaGraphExec_t exec = capture(gpu, d, sc.count, &dp, st, name);
