@@ -512,10 +512,6 @@ static void capture_needs_a_call_first(pleat_context *cpu)
     pleat_context_destroy(gpu);
 }
 
-/* The documented asynchronous path: a stream of the caller's, no stats, then
- * the same call captured in a CUDA graph and replayed twice. Each result must
- * equal the CPU's bits; the capture must succeed (no sync, no allocation, no
- * pageable copy inside it). Also a duplicated index through the device API. */
 /* Uncaptured device calls without stats, as a solver makes them every
  * step: on one array again and again, then on another (same data, other
  * pointer), then back. Each starts from the scene and must give the CPU's
@@ -541,6 +537,11 @@ static void repeated_calls(pleat_context *gpu, float *d, float *d2, uint32_t cou
     }
 }
 
+/* The documented asynchronous path: a stream of the caller's, no stats
+ * (repeated_calls too), then the same call captured in a CUDA graph and
+ * replayed twice. Each result must equal the CPU's bits; the capture must
+ * succeed (no sync, no allocation, no pageable copy inside it). Also a
+ * duplicated index through the device API. */
 static void async_and_graph(pleat_context *cpu, pleat_context *gpu)
 {
     const char *name = "async/graph";
