@@ -42,8 +42,9 @@
  *   out again: work that runs after the free of its memory faults.
  *   Kernels can read host memory, which a GPU may not: that goes unseen.
  *   Memory never runs out by itself; a test picks the allocation that
- *   fails (pleat_emu_fail_allocation), and the operation queued on a
- *   stream that the runtime refuses (pleat_emu_fail_operation).
+ *   fails (pleat_emu_fail_allocation: of memory, or a graph's
+ *   instantiation, which allocates on a GPU too), and the operation queued
+ *   on a stream that the runtime refuses (pleat_emu_fail_operation).
  * - Devices. There are two. The current one is the calling thread's;
  *   memory and streams belong to the device current when they were made,
  *   and each device has a legacy stream of its own, as do events. A
@@ -96,6 +97,10 @@ enum side { HOST, PINNED, DEVICE };
  * which straddles() tells. */
 side side_of(const void *p, size_t bytes);
 bool straddles(const void *p, size_t bytes);
+/* Whether the allocation being made (of memory, or a graph's
+ * instantiation, which allocates on a GPU too) is the one a test picked to
+ * fail (pleat_emu_fail_allocation); the caller fails it. */
+bool allocation_refused();
 /* The device works: until the matching leave, the memory of `view`
  * (ALL_DEVICES: copies and sets; a device: its kernels) is readable. */
 const int ALL_DEVICES = -1;

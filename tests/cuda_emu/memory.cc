@@ -92,6 +92,11 @@ void check_canary(const allocation &a)
 
 } // namespace
 
+bool pleat_emu::allocation_refused()
+{
+    return fail_after >= 0 && fail_after-- == 0; /* fail_after is -1 now: once */
+}
+
 void pleat_emu::device_enter(int view)
 {
     views().push_back(view);
@@ -217,8 +222,8 @@ cudaError_t allocate(void **ptr, size_t bytes, bool pinned)
     *ptr = nullptr;
     if (!bytes)
         return cudaSuccess;
-    if (fail_after >= 0 && fail_after-- == 0)
-        return fail(cudaErrorMemoryAllocation); /* fail_after is -1 now: once */
+    if (allocation_refused())
+        return fail(cudaErrorMemoryAllocation);
     *ptr = map_block(bytes, pinned);
     return *ptr ? cudaSuccess : fail(cudaErrorMemoryAllocation);
 }

@@ -391,6 +391,10 @@ static void capture()
     launch(add_kernel, 1, 32, s, d, 5u);
     expect(pleat_emu_pending(s) == 0, "a captured launch is not queued");
     expect(cudaStreamEndCapture(s, &g) == cudaSuccess && g, "end capture");
+    pleat_emu_fail_allocation(0);
+    expect(cudaGraphInstantiate(&exec, g, 0) == cudaErrorMemoryAllocation && !exec &&
+               cudaGetLastError() == cudaErrorMemoryAllocation,
+           "an instantiation is an allocation, which can fail");
     expect(cudaGraphInstantiate(&exec, g, 0) == cudaSuccess, "instantiate");
     cudaGraphLaunch(exec, s);
     cudaGraphLaunch(exec, s);

@@ -487,6 +487,8 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsig
     locked g(big_lock());
     if (!exec || !graph)
         return fail(cudaErrorInvalidValue);
+    if (allocation_refused())
+        return fail(cudaErrorMemoryAllocation);
     *exec = new pleat_emu_graph(*graph);
     return cudaSuccess;
 }
