@@ -115,6 +115,16 @@ static float *from_device(const float *d, size_t floats)
     return h;
 }
 
+/* That the first `bytes` of device memory d are want's; `what` names a
+ * failure. */
+static void expect_device(const float *d, const void *want, size_t bytes, const char *what,
+                          const char *name)
+{
+    float *got = from_device(d, (bytes + sizeof(float) - 1) / sizeof(float));
+    expect(memcmp(got, want, bytes) == 0, what, name);
+    free(got);
+}
+
 /* Launches a captured graph on st and waits; with want, the device
  * particles d must then be its `bytes`. `label` names the graph in the
  * failures ("<label> launch", "<label> particles differ"). */
@@ -127,10 +137,8 @@ static void launch_graph(cudaGraphExec_t exec, cudaStream_t st, const float *d, 
            what, name);
     if (!want)
         return;
-    float *got = from_device(d, bytes / sizeof(float));
     snprintf(what, sizeof what, "%s particles differ", label);
-    expect(memcmp(got, want, bytes) == 0, what, name);
-    free(got);
+    expect_device(d, want, bytes, what, name);
 }
 
 static uint32_t *pairs_of(pleat_context *ctx, const scene *sc, const pleat_params *p, size_t *n)
@@ -350,9 +358,7 @@ static void bad_inputs(pleat_context *gpu)
                "queued without stats", cases[k].name);
         expect(pleat_context_device_status(gpu) == cases[k].want, "device status",
                cases[k].name);
-        float *back = from_device(d, 16);
-        expect(memcmp(back, bad, sizeof bad) == 0, "device buffer changed", cases[k].name);
-        free(back);
+        expect_device(d, bad, sizeof bad, "device buffer changed", cases[k].name);
         cudaFree(d);
         cudaFree(d_idx);
 
@@ -400,9 +406,7 @@ static void pending_error(pleat_context *gpu)
     expect(pleat_context_device_status(gpu) == PLEAT_ERROR_DEVICE, "device status not refused",
            name);
     expect(cudaGetLastError() == made, "the application's error was taken or replaced", name);
-    float *back = from_device(d, 8);
-    expect(memcmp(back, pts, sizeof pts) == 0, "device buffer changed", name);
-    free(back);
+    expect_device(d, pts, sizeof pts, "device buffer changed", name);
 
     expect(pleat_self_collide_device(gpu, d, 2, &p, NULL, &st) == PLEAT_OK && st.pairs == 1,
            "device call once cleared", name);
@@ -483,9 +487,7 @@ static void capture_needs_a_call_first(pleat_context *cpu)
                    cudaGraphLaunch(exec, st) == cudaSuccess &&
                    cudaStreamSynchronize(st) == cudaSuccess,
                "the graph runs", name);
-        float *got = from_device(d, floats);
-        expect(memcmp(got, sc.particles, bytes) == 0, "the buffer changed", name);
-        free(got);
+        expect_device(d, sc.particles, bytes, "the buffer changed", name);
         expect(pleat_context_device_status(gpu) == PLEAT_OK, "device status", name);
         if (exec)
             cudaGraphExecDestroy(exec);
@@ -532,10 +534,8 @@ static void repeated_calls(pleat_context *gpu, float *d, float *d2, uint32_t cou
         expect(pleat_self_collide_device(gpu, arrays[k], count, dp, st, NULL) == PLEAT_OK &&
                    cudaStreamSynchronize(st) == cudaSuccess,
                what, name);
-        float *got = from_device(arrays[k], floats);
         snprintf(what, sizeof what, "repeated call %zu particles differ", k);
-        expect(memcmp(got, want, bytes) == 0, what, name);
-        free(got);
+        expect_device(arrays[k], want, bytes, what, name);
     }
 }
 
@@ -563,9 +563,7 @@ static void async_and_graph(pleat_context *cpu, pleat_context *gpu)
     dp.rest_positions = to_device(sc.rest, bytes);
     expect(pleat_self_collide_device(gpu, d, sc.count, &dp, st, NULL) == PLEAT_OK, "queued", name);
     expect(cudaStreamSynchronize(st) == cudaSuccess, "stream sync", name);
-    float *got = from_device(d, floats);
-    expect(memcmp(got, want, bytes) == 0, "async (no stats) particles differ", name);
-    free(got);
+    expect_device(d, want, bytes, "async (no stats) particles differ", name);
     expect(pleat_context_device_status(gpu) == PLEAT_OK, "device status after async call", name);
     float *d2 = to_device(sc.particles, bytes);
     repeated_calls(gpu, d, d2, sc.count, &dp, sc.particles, want, st, name);
@@ -599,7 +597,7 @@ static void async_and_graph(pleat_context *cpu, pleat_context *gpu)
     expect(pleat_self_collide_device(gpu, d, sc.count, &bad, st, NULL) == PLEAT_OK &&
                cudaStreamSynchronize(st) == cudaSuccess,
            "the subset without the repeat", name);
-    got = from_device(d, floats);
+    float *got = from_device(d, floats);
     expect(memcmp(got, sc.particles, bytes) != 0, "the subset without the repeat moves nothing",
            name);
     free(got);
@@ -609,9 +607,7 @@ static void async_and_graph(pleat_context *cpu, pleat_context *gpu)
            name);
     expect(pleat_context_device_status(gpu) == PLEAT_ERROR_BAD_INDEX, "duplicate index status",
            name);
-    got = from_device(d, floats);
-    expect(memcmp(got, sc.particles, bytes) == 0, "device buffer changed by a bad call", name);
-    free(got);
+    expect_device(d, sc.particles, bytes, "device buffer changed by a bad call", name);
     printf("%-24s %s\n", name, "done");
 
     cudaFree(d_idx);
@@ -681,17 +677,13 @@ static void status_rules(pleat_context *cpu)
            "negative distance refused", name);
     expect(pleat_context_device_status(gpu) == PLEAT_ERROR_BAD_INDEX,
            "a refused call changed the status", name);
-    float *got = from_device(d, floats);
-    expect(memcmp(got, sc.particles, bytes) == 0, "device buffer changed", name);
-    free(got);
+    expect_device(d, sc.particles, bytes, "device buffer changed", name);
     /* a good call replaces it */
     upload((uint32_t *)dp.indices + 5, &idx[5], sizeof idx[5]);
     expect(pleat_self_collide_device(gpu, d, sc.count, &dp, NULL, NULL) == PLEAT_OK, "good call",
            name);
     expect(pleat_context_device_status(gpu) == PLEAT_OK, "status after a good call", name);
-    got = from_device(d, floats);
-    expect(memcmp(got, want, bytes) == 0, "particles differ", name);
-    free(got);
+    expect_device(d, want, bytes, "particles differ", name);
     printf("%-24s %s\n", name, "done");
 
     cudaFree((void *)dp.indices);
@@ -830,9 +822,7 @@ static void free_while_queued(pleat_context *cpu)
     expect(cudaStreamSynchronize(st) == cudaSuccess, "stream sync", name);
     for (int k = 0; k < 3; ++k) {
         size_t floats = (size_t)scenes[k]->count * 4;
-        float *got = from_device(d[k], floats);
-        expect(memcmp(got, want[k], floats * sizeof(float)) == 0, "particles differ", name);
-        free(got);
+        expect_device(d[k], want[k], floats * sizeof(float), "particles differ", name);
         free(want[k]);
         cudaFree(d[k]);
     }
@@ -1315,11 +1305,9 @@ static void calls_from(int caller, pleat_context *ctx, const scene *sc, const pl
     pleat_stats stats;
     expect(pleat_self_collide_device(ctx, d, sc->count, dp, st, &stats) == PLEAT_OK,
            "device call", name);
-    float *got = from_device(d, floats);
-    expect(memcmp(got, want, bytes) == 0, "device-pointer particles differ", name);
+    expect_device(d, want, bytes, "device-pointer particles differ", name);
     expect(pleat_context_device_status(ctx) == PLEAT_OK, "device status", name);
     expect(current_is(caller), "pleat changed the caller's current device", name);
-    free(got);
     free(pairs);
     free(h);
 }
