@@ -567,6 +567,69 @@ Test(alloc, scratch_per_particle_with_rest_in_key_order)
               per_particle);
 }
 
+/* A crumpled mesh for a_call_stopped_by_its_limit_grows_no_scratch, its
+ * positions varied so that few coincide and most pairs have a correction:
+ * shape 0, one ball smaller than the distance (one column); shape 1, a
+ * small ball of 64 particles (x up to 0.95e-4) beside a large one just
+ * past the distance in x, in the next column but mostly within reach, and
+ * one of the small ball's particles far along z, the sweep axis then. */
+static void crumple(float *particles, uint32_t count, float distance, int shape)
+{
+    for (uint32_t i = 0; i < count; ++i) {
+        float *q = particles + 4 * (size_t)i;
+        q[0] = (float)(i % 997) * 1e-7f;
+        q[1] = (float)(i % 991) * 1e-7f;
+        q[2] = 0.0f;
+        if (shape == 1)
+            q[0] = i < 64 ? (float)i * 1.5e-6f : 1.001f * distance + (float)(i % 97) * 1e-7f;
+    }
+    if (shape == 1)
+        particles[2] = 100.0f;
+}
+
+/* params.max_tests bounds what a collapsed input costs, memory included.
+ * Past its limit a call stops a column's walk within 1024 steps
+ * (cpu/sweep.c's CHECK_EVERY), its own column's and a neighbouring one's.
+ * Walked whole, a crumpled mesh's columns would have the first block of
+ * the first of 2 parts queue a correction for each particle of the later
+ * part, tens of MB of tables (50 MB for shape 0 when the walk was not
+ * stopped). With a limit of 1000 the call stops after a few thousand
+ * tests, and the scratch that a call on the same particles laid out on a
+ * line sized is enough. */
+Test(alloc, a_call_stopped_by_its_limit_grows_no_scratch, .timeout = 60)
+{
+    enum { COUNT = 1000000 };
+    const float distance = 0.01f;
+    float *particles = malloc(16 * (size_t)COUNT), *before = malloc(16 * (size_t)COUNT);
+    cr_assert(particles && before);
+    for (uint32_t i = 0; i < COUNT; ++i) { /* 2 apart: no pair */
+        float *q = particles + 4 * (size_t)i;
+        q[0] = 2.0f * (float)i * distance;
+        q[1] = q[2] = 0.0f;
+        q[3] = 1.0f;
+    }
+    pleat_context *ctx = hz_context("", 2);
+    pleat_params p = pleat_default_params();
+    p.distance = distance;
+    p.max_tests = 100 * (uint64_t)COUNT;
+    cr_assert_eq(pleat_self_collide(ctx, particles, COUNT, &p, NULL), PLEAT_OK);
+    p.max_tests = 1000;
+    for (int shape = 0; shape < 2; ++shape) {
+        crumple(particles, COUNT, distance, shape);
+        memcpy(before, particles, 16 * (size_t)COUNT);
+        uint64_t granted = pleat_alloc_granted();
+        cr_assert_eq(pleat_self_collide(ctx, particles, COUNT, &p, NULL),
+                     PLEAT_ERROR_TOO_MANY_TESTS);
+        granted = pleat_alloc_granted() - granted;
+        cr_assert_eq(granted, 0, "shape %d: %llu bytes of scratch for a call stopped by its limit",
+                     shape, (unsigned long long)granted);
+        cr_assert(memcmp(before, particles, 16 * (size_t)COUNT) == 0);
+    }
+    pleat_context_destroy(ctx);
+    free(before);
+    free(particles);
+}
+
 /* An application heap (pleat_set_allocator) for the tests. Each block
  * starts on a multiple of its alignment but never of twice that, so pleat
  * cannot lean on more alignment than it asks for; a header before it holds
