@@ -4,21 +4,25 @@
  * no Criterion). Exit status: 0 all passed, 1 a check failed, 77 no CUDA
  * device here (CI: skipped).
  *
- * On every scene kind, with and without rest positions, and with an index
- * subset (of at least a quarter of the particles) with rest positions, and
- * on clusters whose differences are subnormal: the corrected particles,
- * the pair list and the stats of the CUDA backend (host pointers and
- * device pointers) equal the CPU backend's. Then bad
+ * First, host memory running out while a CUDA context is made. On every
+ * scene kind, with and without rest positions, and with an index subset
+ * (of at least a quarter of the particles) with rest positions, and on
+ * clusters whose differences are subnormal: the corrected particles, the
+ * pair list and the stats of the CUDA backend (host pointers and device
+ * pointers) equal the CPU backend's, also at a test limit, where a list
+ * one pair short, or over the limit, is refused. Then bad
  * inputs through the device API: the status comes back with the stats, and
  * the device buffer is left as it was. Then an error the application left
  * pending in the CUDA runtime: calls refuse to run on it and leave it
- * there. Then the asynchronous path (own stream, a CUDA graph), which call
+ * there; a device call on a context another call holds; calls where no
+ * particle takes part. Then the asynchronous path (own stream, a CUDA graph), which call
  * the device status reports, a call on the legacy stream while the
  * application captures a blocking stream, the timings of a captured call,
  * scratch freed while calls are queued, a subset call that may read only
  * its subset, and two contexts correcting disjoint subsets of one host
  * array from two threads at once; with two devices, a context on each,
- * called while the other is current. On the CUDA emulator, also device
+ * called while the other is current; a device number past the last. On
+ * the CUDA emulator, also device
  * memory running out at each allocation of a call in turn, and the runtime
  * refusing each operation in turn, in a call on a fresh context and in one
  * that repeats the call before (which no allocation may fail), and a
@@ -26,6 +30,7 @@
  * threads on one array (for ThreadSanitizer).
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#include "core/context.h"
 #include "reference.h"
 #include "scenes.h"
 #include "subsets.h"
@@ -151,6 +156,29 @@ static uint32_t *pairs_of(pleat_context *ctx, const scene *sc, const pleat_param
     return pairs;
 }
 
+/* A pair list that ctx must refuse with `want` (CAPACITY: *num_pairs gets
+ * want_n, the total; other errors leave it): nothing written to the array
+ * of `capacity` pairs, nor past it. */
+static void pair_list_refused(pleat_context *ctx, const scene *sc, const pleat_params *p,
+                              size_t capacity, pleat_status want, size_t want_n,
+                              const char *what, const char *name)
+{
+    const size_t words = 2 * (capacity + 1);
+    uint32_t *pairs = malloc(words * sizeof *pairs);
+    if (!pairs)
+        die("malloc");
+    memset(pairs, 0xab, words * sizeof *pairs);
+    size_t n = 7;
+    int untouched = 1;
+    expect(pleat_find_pairs(ctx, sc->particles, sc->count, p, pairs, capacity, &n) == want &&
+               n == (want == PLEAT_ERROR_CAPACITY ? want_n : 7),
+           what, name);
+    for (size_t k = 0; k < words; ++k)
+        untouched &= pairs[k] == 0xababababu;
+    expect(untouched, what, name);
+    free(pairs);
+}
+
 /* params.max_tests at a call's tests (sa->tests) and one below, through the
  * CPU and the CUDA context's three kinds of call (host pointers, a pair
  * count, device pointers with stats and without them, then the device
@@ -191,6 +219,13 @@ static void limits(pleat_context *cpu, pleat_context *gpu, const scene *sc, cons
             free(pc);
             free(pg);
         }
+        /* a list one pair short of the total; over the limit, a list with
+         * room for every pair, made without the size query first */
+        for (int k = 0; k < 2 && (over || sa->pairs > 0); ++k)
+            pair_list_refused(k ? gpu : cpu, sc, &hp, sa->pairs - (uint64_t)!over,
+                              over ? PLEAT_ERROR_TOO_MANY_TESTS : PLEAT_ERROR_CAPACITY,
+                              sa->pairs, k ? "pair list refused (cuda)" : "pair list refused (cpu)",
+                              name);
         float *d_stats = to_device(sc->particles, bytes);
         float *d_async = to_device(sc->particles, bytes);
         expect(pleat_self_collide_device(gpu, d_stats, sc->count, &devp, NULL, &s_dev) == want &&
@@ -375,6 +410,78 @@ static void bad_inputs(pleat_context *gpu)
         expect(memcmp(host, bad, sizeof bad) == 0, "host array changed", cases[k].name);
     }
     munmap(guard_page - page, 2 * page);
+}
+
+/* No particle taking part, with rest positions: no particles (count 0),
+ * or an empty subset of a scene. Every kind of call succeeds with no pair
+ * and no test, and moves nothing. */
+static void nothing_takes_part(pleat_context *gpu)
+{
+    const char *name = "nothing takes part";
+    scene sc = scene_make(SCENE_CLOUD, 500, 1, 23);
+    const size_t floats = (size_t)sc.count * 4, bytes = floats * sizeof(float);
+    float *d = to_device(sc.particles, bytes), *d_rest = to_device(sc.rest, bytes);
+    const uint32_t none = 0, *d_none = to_device(&none, sizeof none);
+    for (int subset = 0; subset < 2; ++subset) {
+        const uint32_t count = subset ? sc.count : 0;
+        pleat_params p = pleat_default_params();
+        p.distance = sc.distance;
+        p.rest_positions = sc.rest;
+        p.indices = subset ? &none : NULL; /* with num_indices 0 */
+        float *h = copy_floats(sc.particles, floats);
+        pleat_stats st = {7, 7};
+        size_t n = 7;
+        expect(pleat_self_collide(gpu, h, count, &p, &st) == PLEAT_OK && st.pairs == 0 &&
+                   st.tests == 0 && memcmp(h, sc.particles, bytes) == 0,
+               subset ? "host pointers, an empty subset" : "host pointers, count 0", name);
+        expect(pleat_find_pairs(gpu, h, count, &p, NULL, 0, &n) == PLEAT_OK && n == 0,
+               "pair count", name);
+        pleat_params dp = p;
+        dp.rest_positions = d_rest;
+        dp.indices = subset ? d_none : NULL;
+        st = (pleat_stats){7, 7};
+        expect(pleat_self_collide_device(gpu, d, count, &dp, NULL, &st) == PLEAT_OK &&
+                   st.pairs == 0 && st.tests == 0,
+               "device pointers", name);
+        expect_device(d, sc.particles, bytes, "device pointers moved something", name);
+        free(h);
+    }
+    cudaFree(d);
+    cudaFree(d_rest);
+    cudaFree((void *)d_none);
+    scene_free(&sc);
+    printf("%-24s %s\n", name, "done");
+}
+
+/* A device call on a context that another call holds (held here by hand,
+ * as a running call holds it) is refused with INVALID_ARGUMENT: nothing
+ * written, and the device status stays the call before's. Released, the
+ * context runs the call. */
+static void busy_context(pleat_context *gpu)
+{
+    const char *name = "busy context";
+    const float pts[8] = {0, 0, 0, 1, 0.5f, 0, 0, 1}, nan_pts[8] = {NAN, 0, 0, 1, 0.5f, 0, 0, 1};
+    float *d = to_device(nan_pts, sizeof pts);
+    pleat_params p = pleat_default_params();
+    p.distance = 1.0f;
+    expect(pleat_self_collide_device(gpu, d, 2, &p, NULL, NULL) == PLEAT_OK &&
+               pleat_context_device_status(gpu) == PLEAT_ERROR_NONFINITE_INPUT,
+           "the call before", name);
+    upload(d, pts, sizeof pts);
+    expect(pleat_context_acquire(gpu), "held by hand", name);
+    pleat_stats stats = {7, 7};
+    expect(pleat_self_collide_device(gpu, d, 2, &p, NULL, &stats) == PLEAT_ERROR_INVALID_ARGUMENT &&
+               stats.pairs == 7 && stats.tests == 7,
+           "a call on a held context", name);
+    pleat_context_release(gpu);
+    expect(pleat_context_device_status(gpu) == PLEAT_ERROR_NONFINITE_INPUT,
+           "the refused call changed the device status", name);
+    expect_device(d, pts, sizeof pts, "the refused call wrote", name);
+    expect(pleat_self_collide_device(gpu, d, 2, &p, NULL, &stats) == PLEAT_OK &&
+               stats.pairs == 1,
+           "the call once released", name);
+    cudaFree(d);
+    printf("%-24s %s\n", name, "done");
 }
 
 /* An error the application left in cudaGetLastError() is its own: calls
@@ -898,7 +1005,7 @@ static void subset_only(pleat_context *cpu, pleat_context *gpu)
 /* The calls device_failures() makes fail, each on a scene of its own. */
 enum { FAULT_HOST, FAULT_SUBSET, FAULT_PAIRS, FAULT_DEVICE, FAULT_DEVICE_QUIET, FAULT_KINDS };
 static const char *const fault_names[FAULT_KINDS] = {"host", "host subset", "pair list",
-                                                     "device", "device, no stats"};
+                                                     "device, a test limit", "device, no stats"};
 
 /* Device pointers, with stats (which wait for the call) or without. */
 static int fault_on_device(int kind)
@@ -929,6 +1036,8 @@ static fault_call fault_make(int kind, uint32_t count, uint64_t seed, size_t cap
     c.p = pleat_default_params();
     c.p.distance = c.sc.distance;
     c.p.rest_positions = kind == FAULT_PAIRS ? NULL : c.sc.rest;
+    /* a test limit the call stays under: its kernel is one more operation */
+    c.p.max_tests = kind == FAULT_DEVICE ? (uint64_t)1 << 40 : 0;
     if (kind == FAULT_SUBSET) {
         c.subset = random_subset(c.sc.count, seed, &c.p.num_indices);
         c.p.indices = c.subset;
@@ -1220,7 +1329,7 @@ static void device_failures(pleat_context *cpu)
              * may fail it: its size was seen */
             expect(k > 0 || (warm && !f->operation), "nothing failed", name);
             expect(got_around == (f->operation ? 1 : warm ? k : 0), "failures got around", name);
-            printf("%-58s %lld %s failed in turn, %d got around\n", name, k,
+            printf("%-62s %lld %s failed in turn, %d got around\n", name, k,
                    f->operation ? "operations" : "allocations", got_around);
         }
         fault_free(&small);
@@ -1229,26 +1338,21 @@ static void device_failures(pleat_context *cpu)
     }
     cudaStreamDestroy(st);
 }
+#endif
 
-/* A device older than every architecture of the build (the emulator's
- * device 1 made so) cannot run pleat's kernels: a CUDA context on it is
- * refused with BACKEND_UNAVAILABLE, AUTO falls back to the CPU and gives
- * its bits, and pleat leaves no error in the runtime. The check is made on
- * the context's device, not the caller's current one: device 0 is still
- * usable while device 1 is current. */
-static void no_kernel_image(pleat_context *cpu)
+/* A CUDA context on `device`, which pleat cannot use, is refused with
+ * BACKEND_UNAVAILABLE; AUTO falls back to the CPU and gives its bits. */
+static void refused_device(pleat_context *cpu, int device, const char *name)
 {
-    const char *name = "no kernel image";
     scene sc = scene_make(SCENE_CLOUD, 3000, 0, 17);
     pleat_params p = pleat_default_params();
     p.distance = sc.distance;
     size_t bytes = (size_t)sc.count * 4 * sizeof(float);
     float *want = copy_floats(sc.particles, (size_t)sc.count * 4);
     expect(pleat_self_collide(cpu, want, sc.count, &p, NULL) == PLEAT_OK, "cpu call", name);
-    pleat_emu_kernel_images(1, 0);
     pleat_context_desc d = pleat_default_context_desc();
     d.backend = PLEAT_BACKEND_CUDA;
-    d.cuda_device = 1;
+    d.cuda_device = device;
     pleat_context *ctx = NULL;
     expect(pleat_context_create(&d, &ctx) == PLEAT_ERROR_BACKEND_UNAVAILABLE && !ctx,
            "PLEAT_BACKEND_CUDA is refused", name);
@@ -1263,10 +1367,36 @@ static void no_kernel_image(pleat_context *cpu)
         free(got);
         pleat_context_destroy(ctx);
     }
+    expect(cudaPeekAtLastError() == cudaSuccess, "no error left in the runtime", name);
+    free(want);
+    scene_free(&sc);
+}
+
+/* The device after the last one: refused_device(). */
+static void device_past_the_last(pleat_context *cpu)
+{
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess)
+        die("cudaGetDeviceCount");
+    refused_device(cpu, devices, "device past the last");
+    printf("%-24s %s\n", "device past the last", "done");
+}
+
+#ifdef PLEAT_CUDA_EMULATOR
+/* A device older than every architecture of the build (the emulator's
+ * device 1 made so) cannot run pleat's kernels: refused_device(), and pleat
+ * leaves no error in the runtime. The check is made on the context's
+ * device, not the caller's current one: device 0 is still usable while
+ * device 1 is current. */
+static void no_kernel_image(pleat_context *cpu)
+{
+    const char *name = "no kernel image";
+    pleat_emu_kernel_images(1, 0);
+    refused_device(cpu, 1, name);
     cudaSetDevice(1);
+    pleat_context_desc d = pleat_default_context_desc();
     d.backend = PLEAT_BACKEND_CUDA;
-    d.cuda_device = 0;
-    ctx = NULL;
+    pleat_context *ctx = NULL;
     expect(pleat_context_create(&d, &ctx) == PLEAT_OK, "device 0 while device 1 is current",
            name);
     pleat_context_destroy(ctx);
@@ -1274,10 +1404,66 @@ static void no_kernel_image(pleat_context *cpu)
     expect(cudaPeekAtLastError() == cudaSuccess, "no error left in the runtime", name);
     pleat_emu_kernel_images(1, 1);
     printf("%-24s %s\n", name, "done");
-    free(want);
-    scene_free(&sc);
 }
 #endif
+
+/* An application heap (pleat_set_allocator) that refuses its block number
+ * `left` (counted from 0; < 0: none) and counts the blocks not given back. */
+typedef struct refusing_heap {
+    long long left;
+    long live;
+} refusing_heap;
+
+static void *refusing_alloc(size_t size, size_t alignment, void *context)
+{
+    refusing_heap *h = context;
+    void *block = NULL;
+    if (h->left-- == 0 || posix_memalign(&block, alignment, size) != 0)
+        return NULL;
+    ++h->live;
+    return block;
+}
+
+static void refusing_free(void *block, void *context)
+{
+    --((refusing_heap *)context)->live;
+    free(block);
+}
+
+/* Host memory running out while a CUDA context is made, at each of its
+ * blocks in turn: OUT_OF_MEMORY, no context, every block given back; with
+ * AUTO too, which falls back to the CPU when the GPU cannot be used, not
+ * when memory runs out. Before any other context exists: the heap can only
+ * be set then. */
+static void host_memory_at_creation(void)
+{
+    const char *name = "host memory at creation";
+    refusing_heap h = {-1, 0};
+    expect(pleat_set_allocator(refusing_alloc, refusing_free, &h) == PLEAT_OK, "heap set", name);
+    pleat_context_desc d = pleat_default_context_desc();
+    long long k = 0;
+    for (int made = 0; !made; ++k) {
+        for (int b = 0; b < 2; ++b) {
+            d.backend = b ? PLEAT_BACKEND_AUTO : PLEAT_BACKEND_CUDA;
+            h.left = k;
+            pleat_context *ctx = NULL;
+            pleat_status st = pleat_context_create(&d, &ctx);
+            if (st == PLEAT_OK && h.left >= 0) { /* the k-th block was never asked for */
+                expect(strncmp(pleat_context_describe(ctx), "cuda", 4) == 0, "a CUDA context",
+                       name);
+                made = 1;
+            } else {
+                expect(st == PLEAT_ERROR_OUT_OF_MEMORY && !ctx, "out of memory", name);
+            }
+            pleat_context_destroy(ctx);
+            expect(h.live == 0, "blocks not given back", name);
+        }
+    }
+    expect(k > 1, "no block refused", name);
+    expect(pleat_set_allocator(NULL, NULL, NULL) == PLEAT_OK, "heap reset", name);
+    expect(cudaPeekAtLastError() == cudaSuccess, "no error left in the runtime", name);
+    printf("%-24s %lld blocks refused in turn\n", name, k - 1);
+}
 
 /* Whether the calling thread's current device is `device`. */
 static int current_is(int device)
@@ -1411,6 +1597,7 @@ static int finish(pleat_context *cpu, pleat_context *gpu)
  * ThreadSanitizer, under which the emulator takes an hour over the rest. */
 int main(int argc, char **argv)
 {
+    host_memory_at_creation();
     pleat_context *gpu = make(PLEAT_BACKEND_CUDA), *cpu = make(PLEAT_BACKEND_CPU);
     printf("pleat-check-cuda: %s against %s\n", pleat_context_describe(gpu),
            pleat_context_describe(cpu));
@@ -1448,6 +1635,8 @@ int main(int argc, char **argv)
     subnormal_x(cpu, gpu, &rng);
     bad_inputs(gpu);
     pending_error(gpu);
+    busy_context(gpu);
+    nothing_takes_part(gpu);
     async_and_graph(cpu, gpu);
     capture_needs_a_call_first(cpu);
     status_rules(cpu);
@@ -1462,5 +1651,6 @@ int main(int argc, char **argv)
     setup_failures();
     no_kernel_image(cpu);
 #endif
+    device_past_the_last(cpu);
     return finish(cpu, gpu);
 }
