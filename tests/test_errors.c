@@ -471,16 +471,20 @@ Test(errors, index_checks_leave_nothing_behind)
 /* Both entry points with max_tests = limit: self_collide on a copy of the
  * scene's particles (its status, stats and particles), and find_pairs, a
  * size query, then, when it passed, a list of that many pairs (its status
- * and count, and the list's hash). */
+ * and count, and the list's hash); when it failed, a list with room for
+ * `room` pairs, made without the query (its status in list_refused, and
+ * whether it wrote nothing). */
 typedef struct limited {
-    pleat_status collide, pairs;
+    pleat_status collide, pairs, list_refused;
     pleat_stats stats;
     size_t num_pairs;
     uint64_t pairs_hash;
+    int list_untouched;
     float *particles;
 } limited;
 
-static limited run_limited(pleat_context *ctx, const scene *s, pleat_params p, uint64_t limit)
+static limited run_limited(pleat_context *ctx, const scene *s, pleat_params p, uint64_t limit,
+                           size_t room)
 {
     limited r;
     p.max_tests = limit;
@@ -490,14 +494,23 @@ static limited run_limited(pleat_context *ctx, const scene *s, pleat_params p, u
     r.num_pairs = 777;
     r.pairs = pleat_find_pairs(ctx, s->particles, s->count, &p, NULL, 0, &r.num_pairs);
     r.pairs_hash = 0;
+    r.list_refused = PLEAT_OK;
+    r.list_untouched = 1;
+    size_t capacity = r.pairs == PLEAT_OK ? r.num_pairs : room, n = 777;
+    uint32_t *list = malloc((capacity + 1) * 2 * sizeof *list);
+    cr_assert(list);
+    memset(list, 0xab, (capacity + 1) * 2 * sizeof *list);
     if (r.pairs == PLEAT_OK) {
-        uint32_t *list = malloc((r.num_pairs + 1) * 2 * sizeof *list);
-        cr_assert(list);
-        r.pairs = pleat_find_pairs(ctx, s->particles, s->count, &p, list, r.num_pairs,
+        r.pairs = pleat_find_pairs(ctx, s->particles, s->count, &p, list, capacity,
                                    &r.num_pairs);
         r.pairs_hash = hash_bytes(list, r.num_pairs * 2 * sizeof *list);
-        free(list);
+    } else {
+        r.list_refused = pleat_find_pairs(ctx, s->particles, s->count, &p, list, capacity, &n);
+        r.list_untouched = n == 777;
+        for (size_t k = 0; k < (capacity + 1) * 2; ++k)
+            r.list_untouched &= list[k] == 0xababababu;
     }
+    free(list);
     return r;
 }
 
@@ -526,8 +539,10 @@ Test(errors, test_limit_boundary)
                      scene_name(kinds[k]), (unsigned long long)tests);
         for (size_t t = 0; t < sizeof threads / sizeof threads[0]; ++t) {
             pleat_context *ctx = cpu_context(threads[t]);
-            limited none = run_limited(ctx, &s, p, 0), over = run_limited(ctx, &s, p, tests - 1),
-                    half = run_limited(ctx, &s, p, tests / 2), at = run_limited(ctx, &s, p, tests);
+            limited none = run_limited(ctx, &s, p, 0, 0);
+            limited over = run_limited(ctx, &s, p, tests - 1, none.num_pairs),
+                    half = run_limited(ctx, &s, p, tests / 2, none.num_pairs),
+                    at = run_limited(ctx, &s, p, tests, none.num_pairs);
             const char *what = scene_name(kinds[k]);
             cr_assert(none.collide == PLEAT_OK && none.pairs == PLEAT_OK, "%s", what);
             cr_assert_eq(none.stats.tests, tests, "%s: the reference's tests", what);
@@ -551,6 +566,11 @@ Test(errors, test_limit_boundary)
                           half.pairs == PLEAT_ERROR_TOO_MANY_TESTS &&
                           memcmp(half.particles, s.particles, 16 * (size_t)s.count) == 0,
                       "%s, %d threads: half the tests", what, threads[t]);
+            cr_assert(over.list_refused == PLEAT_ERROR_TOO_MANY_TESTS && over.list_untouched &&
+                          half.list_refused == PLEAT_ERROR_TOO_MANY_TESTS &&
+                          half.list_untouched,
+                      "%s, %d threads: a list over the limit, made without the size query",
+                      what, threads[t]);
             free(none.particles);
             free(at.particles);
             free(over.particles);
