@@ -122,9 +122,10 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
 size_t pleat_emu_pending(cudaStream_t stream);
 /* The same, over every stream (destroyed ones included). */
 size_t pleat_emu_pending_all(void);
-/* The next `skip` device or pinned allocations (of a nonzero size) succeed
- * and the one after fails with cudaErrorMemoryAllocation, once, as on a
- * GPU whose memory runs out; skip < 0 cancels it. */
+/* The next `skip` device or pinned allocations (of a nonzero size) and
+ * graph instantiations succeed and the one after fails with
+ * cudaErrorMemoryAllocation, once, as on a GPU whose memory runs out;
+ * skip < 0 cancels it. */
 void pleat_emu_fail_allocation(long long skip);
 /* Whether the failure asked for has not happened yet. */
 int pleat_emu_failure_pending(void);

@@ -99,7 +99,8 @@ side side_of(const void *p, size_t bytes);
 bool straddles(const void *p, size_t bytes);
 /* Whether the allocation being made (of memory, or a graph's
  * instantiation, which allocates on a GPU too) is the one a test picked to
- * fail (pleat_emu_fail_allocation); the caller fails it. */
+ * fail (pleat_emu_fail_allocation); the caller, holding big_lock(), fails
+ * it. */
 bool allocation_refused();
 /* The device works: until the matching leave, the memory of `view`
  * (ALL_DEVICES: copies and sets; a device: its kernels) is readable. */

@@ -392,7 +392,7 @@ static void capture()
     expect(pleat_emu_pending(s) == 0, "a captured launch is not queued");
     expect(cudaStreamEndCapture(s, &g) == cudaSuccess && g, "end capture");
     pleat_emu_fail_allocation(0);
-    expect(cudaGraphInstantiate(&exec, g, 0) == cudaErrorMemoryAllocation && !exec &&
+    expect(cudaGraphInstantiate(&exec, g, 0) == cudaErrorMemoryAllocation &&
                cudaGetLastError() == cudaErrorMemoryAllocation,
            "an instantiation is an allocation, which can fail");
     expect(cudaGraphInstantiate(&exec, g, 0) == cudaSuccess, "instantiate");
