@@ -25,7 +25,9 @@ typedef enum cudaError {
     cudaErrorNoKernelImageForDevice = 209,
     cudaErrorInvalidResourceHandle = 400,
     cudaErrorIllegalState = 401,
+    cudaErrorIllegalAddress = 700,
     cudaErrorLaunchOutOfResources = 701,
+    cudaErrorLaunchFailure = 719,
     cudaErrorStreamCaptureUnsupported = 900,
     cudaErrorStreamCaptureInvalidated = 901,
     cudaErrorStreamCaptureIsolation = 905,
@@ -140,6 +142,16 @@ int pleat_emu_failure_pending(void);
 void pleat_emu_fail_operation(long long skip, cudaError_t error);
 /* Whether the refusal asked for has not happened yet. */
 int pleat_emu_operation_failure_pending(void);
+/* The next `skip` host waits (cudaStreamSynchronize, cudaEventSynchronize,
+ * cudaDeviceSynchronize) succeed, and the one after runs what it waits for
+ * and then returns `error` (not cudaSuccess), once, left for
+ * cudaGetLastError too, as the runtime reports at a wait a fault of the work
+ * before it. On a GPU such an error stays, and every later call returns it;
+ * here it does not, so a test sees what the calls after it do. A wait the
+ * runtime refuses anyway does not count. skip < 0 cancels it. */
+void pleat_emu_fail_wait(long long skip, cudaError_t error);
+/* Whether the failure asked for has not happened yet. */
+int pleat_emu_wait_failure_pending(void);
 /* present 0: `device` becomes a GPU older than every architecture the
  * build holds. No kernel image runs there: launches and
  * cudaFuncGetAttributes with it current fail with

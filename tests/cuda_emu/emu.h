@@ -43,8 +43,10 @@
  *   Kernels can read host memory, which a GPU may not: that goes unseen.
  *   Memory never runs out by itself; a test picks the allocation that
  *   fails (pleat_emu_fail_allocation: of memory, or a graph's
- *   instantiation, which allocates on a GPU too), and the operation queued
- *   on a stream that the runtime refuses (pleat_emu_fail_operation).
+ *   instantiation, which allocates on a GPU too), the operation queued
+ *   on a stream that the runtime refuses (pleat_emu_fail_operation), and
+ *   the host wait at which the device reports a fault of the work it ran
+ *   (pleat_emu_fail_wait; once: unlike a GPU's, the error does not stay).
  * - Devices. There are two. The current one is the calling thread's;
  *   memory and streams belong to the device current when they were made,
  *   and each device has a legacy stream of its own, as do events. A

@@ -516,6 +516,51 @@ static void refused_operations()
     cudaFree(d);
 }
 
+/* The wait asked for fails, once, and only it: it first runs what it waits
+ * for, and leaves its error. Event, stream and device waits count; one the
+ * runtime refuses anyway does not. */
+static void failed_waits()
+{
+    cudaStream_t s;
+    unsigned *d = zeroed(&s);
+    cudaEvent_t done;
+    cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
+    pleat_emu_fail_wait(2, cudaErrorLaunchFailure);
+    launch(add_kernel, 1, 32, s, d, 1u);
+    cudaEventRecord(done, s);
+    expect(cudaEventSynchronize(done) == cudaSuccess && cudaStreamSynchronize(s) == cudaSuccess &&
+               pleat_emu_wait_failure_pending(),
+           "the waits before the one asked for succeed");
+    launch(add_kernel, 1, 32, s, d, 2u);
+    expect(cudaDeviceSynchronize() == cudaErrorLaunchFailure && !pleat_emu_wait_failure_pending(),
+           "the one asked for fails");
+    expect(cudaGetLastError() == cudaErrorLaunchFailure, "and leaves its error");
+    expect(pleat_emu_pending(s) == 0 && back(d, 32)[31] == 3, "once it has run its work");
+    expect(cudaStreamSynchronize(s) == cudaSuccess && cudaGetLastError() == cudaSuccess,
+           "only once");
+
+    pleat_emu_fail_wait(0, cudaErrorIllegalAddress);
+    cudaGraph_t g = nullptr;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    expect(cudaStreamSynchronize(s) == cudaErrorStreamCaptureUnsupported &&
+               pleat_emu_wait_failure_pending(),
+           "a wait the runtime refuses anyway does not count");
+    cudaStreamEndCapture(s, &g);
+    cudaGetLastError();
+    expect(cudaStreamSynchronize(s) == cudaErrorIllegalAddress &&
+               cudaGetLastError() == cudaErrorIllegalAddress,
+           "the next one fails with the error asked for");
+    pleat_emu_fail_wait(0, cudaErrorLaunchFailure);
+    pleat_emu_fail_wait(-1, cudaSuccess);
+    expect(cudaEventSynchronize(done) == cudaSuccess && !pleat_emu_wait_failure_pending(),
+           "a cancelled one does not fail");
+    expect(dies_of(SIGABRT, []() { pleat_emu_fail_wait(0, cudaSuccess); }),
+           "a failure without an error aborts");
+    cudaEventDestroy(done);
+    cudaStreamDestroy(s);
+    cudaFree(d);
+}
+
 /* ---- CUB ---------------------------------------------------------------------- */
 
 /* The sorts' test keys: the next of a xorshift sequence. */
@@ -792,6 +837,7 @@ int main()
     copies();
     out_of_memory();
     refused_operations();
+    failed_waits();
     streams();
     devices();
     no_kernel_images();

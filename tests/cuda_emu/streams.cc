@@ -182,6 +182,22 @@ cudaError_t admit(pleat_emu_stream *st)
     return fail(refuse_error); /* refuse_after is -1 now: once */
 }
 
+/* pleat_emu_fail_wait: host waits to let through before the one that
+ * fails (< 0: none), and its error */
+long long wait_fail_after = -1;
+cudaError_t wait_error = cudaSuccess;
+
+/* The end of a host wait that has run what it waits for: cudaSuccess, or
+ * the error a test picked for this wait (pleat_emu_fail_wait), left for
+ * cudaGetLastError too, as the runtime reports at a wait a fault of the
+ * work before it. */
+cudaError_t waited()
+{
+    if (wait_fail_after < 0 || wait_fail_after-- > 0)
+        return cudaSuccess;
+    return fail(wait_error); /* wait_fail_after is -1 now: once */
+}
+
 /* Work on st, queued or captured, once admitted. */
 void put(pleat_emu_stream *st, work w)
 {
@@ -268,10 +284,10 @@ extern "C" {
 cudaError_t cudaDeviceSynchronize(void)
 {
     locked g(big_lock());
-    cudaError_t e = unsafe_call();
-    if (e == cudaSuccess)
-        flush_device(current_device());
-    return e;
+    if (cudaError_t e = unsafe_call())
+        return e;
+    flush_device(current_device());
+    return waited();
 }
 
 /* On the legacy stream; returns once the host may reuse its memory (a
@@ -354,7 +370,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
                 flush(other, other->submitted);
     }
     flush(st, st->submitted);
-    return cudaSuccess;
+    return waited();
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags)
@@ -479,7 +495,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
         return fail(cudaErrorCapturedEvent);
     if (event->stream)
         flush(event->stream, event->seq);
-    return cudaSuccess;
+    return waited();
 }
 
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long)
@@ -536,6 +552,21 @@ int pleat_emu_operation_failure_pending(void)
 {
     locked g(big_lock());
     return refuse_after >= 0;
+}
+
+void pleat_emu_fail_wait(long long skip, cudaError_t error)
+{
+    locked g(big_lock());
+    if (skip >= 0 && error == cudaSuccess)
+        die("pleat_emu_fail_wait needs an error to report");
+    wait_fail_after = skip < 0 ? -1 : skip;
+    wait_error = error;
+}
+
+int pleat_emu_wait_failure_pending(void)
+{
+    locked g(big_lock());
+    return wait_fail_after >= 0;
 }
 
 size_t pleat_emu_pending_all(void)
