@@ -333,18 +333,14 @@ static cudaError_t queue_read(pleat_cuda *cu, const pleat_cuda_counters *counter
     return cudaMemcpyAsync(cu->host, counters, sizeof *cu->host, cudaMemcpyDeviceToHost, s);
 }
 
-/* The status of the data checks, once s has run their queued read. */
-static pleat_status counters_status(pleat_cuda *cu, cudaStream_t s)
-{
-    cudaError_t e = cudaStreamSynchronize(s);
-    return e == cudaSuccess ? flags_status(cu->host->flags) : status_of(e);
-}
-
+/* The status of the data checks, read and waited for on s. */
 static pleat_status read_counters(pleat_cuda *cu, const pleat_cuda_counters *counters,
                                   cudaStream_t s)
 {
     cudaError_t e = queue_read(cu, counters, s);
-    return e == cudaSuccess ? counters_status(cu, s) : status_of(e);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(s);
+    return e == cudaSuccess ? flags_status(cu->host->flags) : status_of(e);
 }
 
 /* The whole self-collision on device memory (its scratch reserved), queued
@@ -612,12 +608,20 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
      * is PLEAT_ERROR_DEVICE even when the failure came before that kernel,
      * as the call returned an error. */
     cu->device_checks = st == PLEAT_OK ? pleat_cuda::CHECKS_QUEUED : pleat_cuda::CHECKS_LOST;
-    if (st == PLEAT_OK && stats) {
-        st = counters_status(cu, s);
-        if (st == PLEAT_OK) {
-            stats->pairs = cu->host->pairs;
-            stats->tests = cu->host->tests;
-        }
+    if (st != PLEAT_OK || !stats)
+        return st;
+    /* The stats' wait, whose read was queued. An error it returns is the
+     * device's, a fault of the work waited for: the call failed after its
+     * scratch, and its checks are lost as above. */
+    cudaError_t e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) {
+        cu->device_checks = pleat_cuda::CHECKS_LOST;
+        return status_of(e);
+    }
+    st = flags_status(cu->host->flags);
+    if (st == PLEAT_OK) {
+        stats->pairs = cu->host->pairs;
+        stats->tests = cu->host->tests;
     }
     return st;
 }

@@ -24,7 +24,8 @@
  * called while the other is current; a device number past the last. On
  * the CUDA emulator, also device
  * memory running out at each allocation of a call in turn, and the runtime
- * refusing each operation in turn, in a call on a fresh context and in one
+ * refusing each operation in turn, and the device reporting a fault at each
+ * of its waits in turn, in a call on a fresh context and in one
  * that repeats the call before (which no allocation may fail), and a
  * device older than every architecture built. --threads runs only the two
  * threads on one array (for ThreadSanitizer).
@@ -1115,17 +1116,22 @@ static int fault_same(const fault_call *c, const fault_call *want)
            (c->stats.pairs == want->stats.pairs && c->stats.tests == want->stats.tests);
 }
 
-static int fault_untouched(const fault_call *c)
+static int fault_particles_are(const fault_call *c, const float *want)
 {
-    size_t bytes = (size_t)c->sc.count * 4 * sizeof(float);
+    return memcmp(c->host, want, (size_t)c->sc.count * 4 * sizeof(float)) == 0;
+}
+
+/* Whether c's pair array, stats and pair count still hold fault_reset's
+ * marker. */
+static int fault_outputs_untouched(const fault_call *c)
+{
     unsigned char marker[sizeof(pleat_stats) + sizeof(size_t)];
     memset(marker, 0xab, sizeof marker);
     size_t words = (c->capacity + 1) * 2;
     for (size_t k = 0; k < words; ++k)
         if (c->pairs[k] != 0xabababab)
             return 0;
-    return memcmp(c->host, c->sc.particles, bytes) == 0 &&
-           memcmp(&c->stats, marker, sizeof c->stats) == 0 &&
+    return memcmp(&c->stats, marker, sizeof c->stats) == 0 &&
            memcmp(&c->n, marker, sizeof c->n) == 0;
 }
 
@@ -1140,20 +1146,26 @@ static void fault_free(fault_call *c)
 }
 
 /* What the emulator makes fail: each allocation of a call in turn (device
- * or pinned memory runs out), or each operation the call queues on a
- * stream in turn (a kernel, sort, copy, set, event record or wait, refused
- * with `error` as the runtime refuses a launch it cannot load or fit). */
+ * or pinned memory runs out), each operation the call queues on a stream
+ * in turn (a kernel, sort, copy, set, event record or wait, refused with
+ * `error` as the runtime refuses a launch it cannot load or fit), or each
+ * of its host waits in turn (the device reports `error`, a fault of the
+ * work waited for). */
+enum { ALLOCATIONS, OPERATIONS, WAITS };
+static const char *const failing_names[] = {"allocations", "operations", "waits"};
+
 typedef struct fault {
     const char *name;
-    int operation;       /* 0: allocations */
-    cudaError_t error;   /* an operation's */
+    int failing;         /* ALLOCATIONS, OPERATIONS or WAITS */
+    cudaError_t error;   /* an operation's or a wait's */
     pleat_status status; /* what the failed call returns */
 } fault;
 
 static const fault faults[] = {
-    {"out of memory", 0, cudaSuccess, PLEAT_ERROR_OUT_OF_MEMORY},
-    {"launch refused", 1, cudaErrorLaunchOutOfResources, PLEAT_ERROR_DEVICE},
-    {"no memory to launch", 1, cudaErrorMemoryAllocation, PLEAT_ERROR_OUT_OF_MEMORY},
+    {"out of memory", ALLOCATIONS, cudaSuccess, PLEAT_ERROR_OUT_OF_MEMORY},
+    {"launch refused", OPERATIONS, cudaErrorLaunchOutOfResources, PLEAT_ERROR_DEVICE},
+    {"no memory to launch", OPERATIONS, cudaErrorMemoryAllocation, PLEAT_ERROR_OUT_OF_MEMORY},
+    {"a fault at a wait", WAITS, cudaErrorLaunchFailure, PLEAT_ERROR_DEVICE},
 };
 
 enum { FAULTS = sizeof faults / sizeof faults[0] };
@@ -1163,36 +1175,50 @@ enum { WARM_KINDS = 3 };
 static const char *const warm_names[WARM_KINDS] = {"cold", "after the same call",
                                                    "after it twice"};
 
-/* k >= 0: the k + 1-th allocation or operation fails; k < 0 cancels it. */
+/* k >= 0: the k + 1-th allocation, operation or wait fails; k < 0
+ * cancels it. */
 static void fault_arm(const fault *f, long long k)
 {
-    if (f->operation)
+    if (f->failing == OPERATIONS)
         pleat_emu_fail_operation(k, f->error);
+    else if (f->failing == WAITS)
+        pleat_emu_fail_wait(k, f->error);
     else
         pleat_emu_fail_allocation(k);
 }
 
 static int fault_pending(const fault *f)
 {
-    return f->operation ? pleat_emu_operation_failure_pending() : pleat_emu_failure_pending();
+    if (f->failing == OPERATIONS)
+        return pleat_emu_operation_failure_pending();
+    return f->failing == WAITS ? pleat_emu_wait_failure_pending() : pleat_emu_failure_pending();
 }
 
-/* One call made to fail at its k-th allocation or operation, on a fresh
- * context that made first, with warm 0, a smaller call of the same kind (so
- * the call grows its scratch and waits for that call's work), or warm times
- * the same call, as a solver repeats its frame (a backend may keep what a
- * repeat tells it). Returns 0 once the call made fewer than k + 1. A failed
- * call returns the fault's status and leaves the caller's arrays, stats and
- * pair count untouched, with every operation it queued run, and no error in
- * the runtime. A host-pointer call leaves no work queued, and neither does
- * a call that failed for lack of scratch, which leaves the device status as
- * it was; a device call that failed after that makes it PLEAT_ERROR_DEVICE.
- * A call that gets around a failure (counted in got_around) returns the
- * CPU's bits, and a device call leaves the device status PLEAT_OK: one
- * failed operation only, the mark of its end (it waits instead). Then the
- * same call on that context gives the CPU's bits. */
+/* What fail_call saw beside plain failures. */
+typedef struct fault_tally {
+    int got_around; /* calls that got around a failed operation */
+    int ran_whole;  /* device calls whose stats' wait failed */
+} fault_tally;
+
+/* One call made to fail at its k-th allocation, operation or wait, on a
+ * fresh context that made first, with warm 0, a smaller call of the same
+ * kind (so the call grows its scratch and waits for that call's work), or
+ * warm times the same call, as a solver repeats its frame (a backend may
+ * keep what a repeat tells it). Returns 0 once the call made fewer than
+ * k + 1. A failed call returns the fault's status and leaves the caller's
+ * arrays, stats and pair count untouched, with every operation it queued
+ * run, and no error in the runtime. A host-pointer call leaves no work
+ * queued, and neither does a call that failed for lack of scratch, which
+ * leaves the device status as it was; a device call that failed after that
+ * makes it PLEAT_ERROR_DEVICE. A device call whose stats' wait failed (the
+ * device reported a fault) has run whole: it has the CPU's particles, and
+ * the rest as above. A call that gets around a failure returns the CPU's
+ * bits, and a device call leaves the device status PLEAT_OK: one failed
+ * operation only, the mark of its end (it waits instead). Then the same
+ * call on that context gives the CPU's bits. */
 static int fail_call(const fault *f, long long k, int warm, fault_call *small, fault_call *large,
-                     const fault_call *want, cudaStream_t st, const char *name, int *got_around)
+                     const fault_call *want, cudaStream_t st, const char *name,
+                     fault_tally *tally)
 {
     const int device = fault_on_device(large->kind);
     pleat_context *gpu = make(PLEAT_BACKEND_CUDA);
@@ -1224,17 +1250,22 @@ static int fail_call(const fault *f, long long k, int warm, fault_call *small, f
         return 0;
     }
     expect(cudaGetLastError() == cudaSuccess, "an error left in the runtime", name);
-    if (s == PLEAT_OK && f->operation) {
+    const int operation = f->failing == OPERATIONS;
+    if (s == PLEAT_OK && operation) {
         expect(fault_same(large, want), "the bits after a failure got around", name);
         expect(!device || pleat_context_device_status(gpu) == PLEAT_OK,
                "the device status after a failure got around", name);
-        ++*got_around;
+        ++tally->got_around;
     } else {
+        const int ran = device && f->failing == WAITS && fault_particles_are(large, want->host);
+        tally->ran_whole += ran;
         expect(s == f->status, "status", name);
-        expect(fault_untouched(large), "the caller's data changed", name);
-        expect(left == 0 || (device && f->operation), "work left queued", name);
+        expect(fault_outputs_untouched(large) &&
+                   (ran || fault_particles_are(large, large->sc.particles)),
+               "the caller's data changed", name);
+        expect(left == 0 || (device && operation), "work left queued", name);
         expect(pleat_context_device_status(gpu) ==
-                   (device && f->operation ? PLEAT_ERROR_DEVICE : before),
+                   (device && (operation || ran) ? PLEAT_ERROR_DEVICE : before),
                "device status", name);
     }
     fault_reset(large);
@@ -1292,14 +1323,28 @@ static void setup_failures(void)
         }
         printf("%-36s %lld in create, %lld in the device status failed in turn\n", f->name,
                created, read);
-        expect(created > 0 && (f->operation ? read > 0 : read == 0),
+        expect(created > 0 && (f->failing == ALLOCATIONS ? read == 0 : read > 0),
                "what failed in create and the status", f->name);
     }
     cudaFree(d);
     scene_free(&sc);
 }
 
-/* Every fault at every allocation or operation of every kind of call. */
+/* How many allocations, operations or waits a call of `kind` makes, or -1
+ * for some: a call that repeats the one before allocates nothing (the
+ * README's Memory: the same size allocates nothing), and then a device call
+ * waits only for its stats (none without: it never synchronises). */
+static long long fault_count(const fault *f, int kind, int warm)
+{
+    if (warm && f->failing == ALLOCATIONS)
+        return 0;
+    if (warm && f->failing == WAITS && fault_on_device(kind))
+        return kind == FAULT_DEVICE;
+    return -1;
+}
+
+/* Every fault at every allocation, operation or wait of every kind of
+ * call. */
 static void device_failures(pleat_context *cpu)
 {
     cudaStream_t st;
@@ -1330,15 +1375,16 @@ static void device_failures(pleat_context *cpu)
             snprintf(name, sizeof name, "%s, %s, %s", f->name, fault_names[kind],
                      warm_names[warm]);
             long long k = 0;
-            int got_around = 0;
-            while (fail_call(f, k, warm, &small, &large, &want, st, name, &got_around))
+            fault_tally tally = {0, 0};
+            while (fail_call(f, k, warm, &small, &large, &want, st, name, &tally))
                 ++k;
-            /* a call that repeats the one before allocates nothing (the
-             * README's Memory: the same size allocates nothing) */
-            expect(warm && !f->operation ? k == 0 : k > 0, "allocations or operations", name);
-            expect(got_around == f->operation, "failures got around", name);
+            const long long n = fault_count(f, kind, warm);
+            expect(n < 0 ? k > 0 : k == n, failing_names[f->failing], name);
+            expect(tally.got_around == (f->failing == OPERATIONS), "failures got around", name);
+            expect(tally.ran_whole == (f->failing == WAITS && kind == FAULT_DEVICE),
+                   "a failed wait after the whole call", name);
             printf("%-62s %lld %s failed in turn, %d got around\n", name, k,
-                   f->operation ? "operations" : "allocations", got_around);
+                   failing_names[f->failing], tally.got_around);
         }
         fault_free(&small);
         fault_free(&large);
