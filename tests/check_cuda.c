@@ -76,6 +76,19 @@ static pleat_context *make(pleat_backend backend)
     return ctx;
 }
 
+/* A CUDA context that times each stage of its calls (profile), waiting for
+ * it. */
+static pleat_context *profiled_cuda(void)
+{
+    pleat_context_desc desc = pleat_default_context_desc();
+    desc.backend = PLEAT_BACKEND_CUDA;
+    desc.profile = 1;
+    pleat_context *ctx = NULL;
+    if (pleat_context_create(&desc, &ctx) != PLEAT_OK)
+        die("a profiled CUDA context");
+    return ctx;
+}
+
 /* A cudaMemcpy from pageable memory may return before its DMA lands, and
  * the calls under test run on a non-blocking stream, which is not ordered
  * after it: wait for the copy. */
@@ -851,12 +864,7 @@ static void legacy_while_capturing(pleat_context *gpu)
 static void capture_and_timings(pleat_context *cpu)
 {
     const char *name = "capture and timings";
-    pleat_context_desc desc = pleat_default_context_desc();
-    desc.backend = PLEAT_BACKEND_CUDA;
-    desc.profile = 1;
-    pleat_context *gpu = NULL;
-    if (pleat_context_create(&desc, &gpu) != PLEAT_OK)
-        die("a profiled CUDA context");
+    pleat_context *gpu = profiled_cuda();
     expect(pleat_context_device_status(gpu) == PLEAT_OK, "status of a fresh context", name);
     scene sc = scene_make(SCENE_CLOUD, 30000, 0, 5);
     size_t bytes = (size_t)sc.count * 4 * sizeof(float);
@@ -1159,13 +1167,15 @@ typedef struct fault {
     int failing;         /* ALLOCATIONS, OPERATIONS or WAITS */
     cudaError_t error;   /* an operation's or a wait's */
     pleat_status status; /* what the failed call returns */
+    int profile;         /* on a context that times each stage, waiting for it */
 } fault;
 
 static const fault faults[] = {
-    {"out of memory", ALLOCATIONS, cudaSuccess, PLEAT_ERROR_OUT_OF_MEMORY},
-    {"launch refused", OPERATIONS, cudaErrorLaunchOutOfResources, PLEAT_ERROR_DEVICE},
-    {"no memory to launch", OPERATIONS, cudaErrorMemoryAllocation, PLEAT_ERROR_OUT_OF_MEMORY},
-    {"a fault at a wait", WAITS, cudaErrorLaunchFailure, PLEAT_ERROR_DEVICE},
+    {"out of memory", ALLOCATIONS, cudaSuccess, PLEAT_ERROR_OUT_OF_MEMORY, 0},
+    {"launch refused", OPERATIONS, cudaErrorLaunchOutOfResources, PLEAT_ERROR_DEVICE, 0},
+    {"no memory to launch", OPERATIONS, cudaErrorMemoryAllocation, PLEAT_ERROR_OUT_OF_MEMORY, 0},
+    {"a fault at a wait", WAITS, cudaErrorLaunchFailure, PLEAT_ERROR_DEVICE, 0},
+    {"a fault at a wait, profiled", WAITS, cudaErrorLaunchFailure, PLEAT_ERROR_DEVICE, 1},
 };
 
 enum { FAULTS = sizeof faults / sizeof faults[0] };
@@ -1174,6 +1184,12 @@ enum { FAULTS = sizeof faults / sizeof faults[0] };
 enum { WARM_KINDS = 3 };
 static const char *const warm_names[WARM_KINDS] = {"cold", "after the same call",
                                                    "after it twice"};
+
+/* A fresh CUDA context for f. */
+static pleat_context *fault_context(const fault *f)
+{
+    return f->profile ? profiled_cuda() : make(PLEAT_BACKEND_CUDA);
+}
 
 /* k >= 0: the k + 1-th allocation, operation or wait fails; k < 0
  * cancels it. */
@@ -1208,11 +1224,13 @@ typedef struct fault_tally {
  * k + 1. A failed call returns the fault's status and leaves the caller's
  * arrays, stats and pair count untouched, with every operation it queued
  * run, and no error in the runtime. A host-pointer call leaves no work
- * queued, and neither does a call that failed for lack of scratch, which
- * leaves the device status as it was; a device call that failed after that
- * makes it PLEAT_ERROR_DEVICE. A device call whose stats' wait failed (the
- * device reported a fault) has run whole: it has the CPU's particles, and
- * the rest as above. A call that gets around a failure returns the CPU's
+ * queued, and neither does a call that failed in its scratch (for lack of
+ * memory, or at a wait for the last call's work), which leaves the device
+ * status as it was; a device call that failed after that (it queued work
+ * or had an operation refused) makes it PLEAT_ERROR_DEVICE. A device call
+ * whose stats' wait, or on a profiled context whose last stage's wait,
+ * failed (the device reported a fault) has run whole: it has the CPU's
+ * particles, and the rest as above. A call that gets around a failure returns the CPU's
  * bits, and a device call leaves the device status PLEAT_OK: one failed
  * operation only, the mark of its end (it waits instead). Then the same
  * call on that context gives the CPU's bits. */
@@ -1221,7 +1239,7 @@ static int fail_call(const fault *f, long long k, int warm, fault_call *small, f
                      fault_tally *tally)
 {
     const int device = fault_on_device(large->kind);
-    pleat_context *gpu = make(PLEAT_BACKEND_CUDA);
+    pleat_context *gpu = fault_context(f);
     if (warm == 0) {
         fault_reset(small);
         pleat_status primed = fault_run(gpu, small, st);
@@ -1236,12 +1254,16 @@ static int fail_call(const fault *f, long long k, int warm, fault_call *small, f
     pleat_status before = pleat_context_device_status(gpu);
     expect(before == (device && !warm ? PLEAT_ERROR_NONFINITE_INPUT : PLEAT_OK),
            "its device status", name);
+    pleat_timings timed, timed_after;
+    pleat_context_timings(gpu, &timed);
     fault_reset(large);
     cudaDeviceSynchronize(); /* every context's work, this one's included */
+    const size_t queued_before = pleat_emu_queued_all();
     fault_arm(f, k);
     pleat_status s = fault_call_only(gpu, large, st);
     int failed = !fault_pending(f);
     fault_arm(f, -1);
+    const int queued = pleat_emu_queued_all() != queued_before;
     size_t left = pleat_emu_pending_all();
     fault_fetch(large, st);
     if (!failed) {
@@ -1260,12 +1282,14 @@ static int fail_call(const fault *f, long long k, int warm, fault_call *small, f
         const int ran = device && f->failing == WAITS && fault_particles_are(large, want->host);
         tally->ran_whole += ran;
         expect(s == f->status, "status", name);
+        pleat_context_timings(gpu, &timed_after);
+        expect(memcmp(&timed, &timed_after, sizeof timed) == 0, "the timings changed", name);
         expect(fault_outputs_untouched(large) &&
                    (ran || fault_particles_are(large, large->sc.particles)),
                "the caller's data changed", name);
-        expect(left == 0 || (device && operation), "work left queued", name);
+        expect(left == 0 || (device && queued), "work left queued", name);
         expect(pleat_context_device_status(gpu) ==
-                   (device && (operation || ran) ? PLEAT_ERROR_DEVICE : before),
+                   (device && (operation || queued) ? PLEAT_ERROR_DEVICE : before),
                "device status", name);
     }
     fault_reset(large);
@@ -1289,6 +1313,7 @@ static void setup_failures(void)
     desc.backend = PLEAT_BACKEND_CUDA;
     for (size_t i = 0; i < FAULTS; ++i) {
         const fault *f = &faults[i];
+        desc.profile = f->profile;
         long long created = 0, read = 0;
         for (;; ++created) {
             pleat_context *ctx = NULL;
@@ -1306,7 +1331,7 @@ static void setup_failures(void)
             expect(pleat_emu_pending_all() == 0, "work left queued by create", f->name);
         }
         for (;; ++read) {
-            pleat_context *ctx = make(PLEAT_BACKEND_CUDA);
+            pleat_context *ctx = fault_context(f);
             expect(pleat_self_collide_device(ctx, d, sc.count, &p, NULL, NULL) == PLEAT_OK,
                    "a device call", f->name);
             fault_arm(f, read);
@@ -1338,9 +1363,16 @@ static long long fault_count(const fault *f, int kind, int warm)
 {
     if (warm && f->failing == ALLOCATIONS)
         return 0;
-    if (warm && f->failing == WAITS && fault_on_device(kind))
+    if (warm && f->failing == WAITS && fault_on_device(kind) && !f->profile)
         return kind == FAULT_DEVICE;
     return -1;
+}
+
+/* How many of a call's waits come once it has run whole: a device call's
+ * stats' wait, and on a profiled context the wait for its last stage. */
+static int fault_ran_whole(const fault *f, int kind)
+{
+    return f->failing == WAITS && fault_on_device(kind) ? (kind == FAULT_DEVICE) + f->profile : 0;
 }
 
 /* Every fault at every allocation, operation or wait of every kind of
@@ -1381,8 +1413,8 @@ static void device_failures(pleat_context *cpu)
             const long long n = fault_count(f, kind, warm);
             expect(n < 0 ? k > 0 : k == n, failing_names[f->failing], name);
             expect(tally.got_around == (f->failing == OPERATIONS), "failures got around", name);
-            expect(tally.ran_whole == (f->failing == WAITS && kind == FAULT_DEVICE),
-                   "a failed wait after the whole call", name);
+            expect(tally.ran_whole == fault_ran_whole(f, kind), "a failed wait after the whole call",
+                   name);
             printf("%-62s %lld %s failed in turn, %d got around\n", name, k,
                    failing_names[f->failing], tally.got_around);
         }

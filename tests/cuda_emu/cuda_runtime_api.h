@@ -124,6 +124,9 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
 size_t pleat_emu_pending(cudaStream_t stream);
 /* The same, over every stream (destroyed ones included). */
 size_t pleat_emu_pending_all(void);
+/* Operations ever queued on a stream, run or not, over every stream (a
+ * graph launch queues each of its steps; a capture queues nothing). */
+size_t pleat_emu_queued_all(void);
 /* The next `skip` device or pinned allocations (of a nonzero size) and
  * graph instantiations succeed and the one after fails with
  * cudaErrorMemoryAllocation, once, as on a GPU whose memory runs out;

@@ -241,6 +241,7 @@ static void streams()
     cudaStreamCreateWithFlags(&nb, cudaStreamNonBlocking);
     cudaStreamCreate(&blocking);
 
+    const size_t queued = pleat_emu_queued_all();
     launch(fill_kernel, 1, 256, nb, d, 256u, 7u);
     expect(pleat_emu_pending(nb) == 1 && pleat_emu_pending_all() == 1,
            "a launch is queued, not run");
@@ -248,6 +249,7 @@ static void streams()
            "the legacy stream does not wait for a non-blocking stream (stale bits)");
     cudaStreamSynchronize(nb);
     expect(pleat_emu_pending(nb) == 0 && back(d, 256)[100] == 7, "a stream sync runs its work");
+    expect(pleat_emu_queued_all() == queued + 3, "the launch and the two copies back, run, stay counted");
 
     launch(fill_kernel, 1, 256, blocking, d, 256u, 9u);
     expect(back(d, 256)[200] == 9, "the legacy stream waits for a blocking stream");

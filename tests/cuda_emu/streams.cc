@@ -578,4 +578,13 @@ size_t pleat_emu_pending_all(void)
     return n;
 }
 
+size_t pleat_emu_queued_all(void)
+{
+    locked g(big_lock());
+    size_t n = 0;
+    for (const pleat_emu_stream *st : streams())
+        n += (size_t)st->submitted;
+    return n;
+}
+
 } // extern "C"
