@@ -36,7 +36,7 @@ typedef struct pleat_cuda {
     /* recorded after each call's work: calls share the scratch, so a call
      * on another stream waits for it (see order_after_last) */
     cudaEvent_t done;
-    int queued;                   /* done has been recorded */
+    int queued; /* done has been recorded, and not waited for since */
     /* the device-pointer call reserving its scratch is being captured:
      * growing a buffer would wait and allocate, which ends the caller's
      * capture, so reserve() refuses instead */
@@ -128,10 +128,15 @@ static void release(device_buffer *b)
 
 /* Waits until the last call's work is done, before its scratch is freed:
  * a device-pointer call returns with its kernels still running, and
- * cudaFree's API entry does not promise to wait for them. */
+ * cudaFree's API entry does not promise to wait for them. Once: a call
+ * that grows several buffers waits for the first. */
 static pleat_status settle(pleat_cuda *cu)
 {
-    return cu->queued ? status_of(cudaEventSynchronize(cu->done)) : PLEAT_OK;
+    if (!cu->queued)
+        return PLEAT_OK;
+    pleat_status st = status_of(cudaEventSynchronize(cu->done));
+    cu->queued = st != PLEAT_OK;
+    return st;
 }
 
 /* Grow-only, like core/buffer.c. While a call is captured it cannot grow
@@ -287,15 +292,17 @@ static pleat_status order_after_last(pleat_cuda *cu, cudaStream_t s, int capture
 /* Marks the end of a call's work on s for order_after_last; call it only
  * once s waits for the last mark (order_after_last succeeded), so the new
  * mark covers the old. When the mark cannot be made, waits for s instead
- * and keeps the old mark: the next call still comes after both. */
-static void mark_done(pleat_cuda *cu, cudaStream_t s, int captured)
+ * and keeps the old mark: the next call still comes after both. Returns
+ * that wait's status: a fault of the call's work, reported there. */
+static pleat_status mark_done(pleat_cuda *cu, cudaStream_t s, int captured)
 {
     if (captured)
-        return;
-    if (ok(cudaEventRecord(cu->done, s)))
+        return PLEAT_OK;
+    if (ok(cudaEventRecord(cu->done, s))) {
         cu->queued = 1;
-    else
-        ok(cudaStreamSynchronize(s));
+        return PLEAT_OK;
+    }
+    return status_of(cudaStreamSynchronize(s));
 }
 
 /* Whether a pair can collide at all: else only the checks run (the CPU
@@ -450,10 +457,9 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     if (can_collide(*f) && (e = pleat_cuda_sweep(*f, s)) != cudaSuccess)
         return status_of(e);
     pleat_status st = read_counters(cu, f->counters, s);
-    if (st == PLEAT_OK) /* read_counters waited for the stream */
-        st = status_of(lap(l, &l->t->sweep_ms));
     if (st != PLEAT_OK)
         return st;
+    pleat_lap(l->on, &l->mark, &l->t->sweep_ms); /* read_counters waited for the stream */
     unsigned long long total = cu->host->pairs;
     job->stats.pairs = total;
     job->stats.tests = cu->host->tests;
@@ -560,10 +566,12 @@ static pleat_status cuda_run(void *impl, pleat_job *job)
     if (st != PLEAT_OK)
         return st;
     st = run_host_job(cu, job);
-    mark_done(cu, cu->stream, 0);
     /* A host-pointer call returns with its work done: on success it has
-     * waited for the stream; a call that failed midway may have left work
-     * queued that reads the pinned staging the next call rewrites. */
+     * waited for the stream (so a fault reported at the mark's wait is not
+     * its work's, and its result stands); a call that failed midway may
+     * have left work queued that reads the pinned staging the next call
+     * rewrites. */
+    mark_done(cu, cu->stream, 0);
     if (st != PLEAT_OK)
         ok(cudaStreamSynchronize(cu->stream));
     return st;
@@ -603,7 +611,10 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
         return st; /* nothing queued: the device status stays the last call's */
     if ((st = order_after_last(cu, s, captured)) == PLEAT_OK) {
         st = queue_collide(cu, &f, &l, stats != NULL);
-        mark_done(cu, s, captured); /* a failed call may have queued work on the scratch too */
+        /* also after a failure, which may have queued work on the scratch */
+        pleat_status marked = mark_done(cu, s, captured);
+        if (st == PLEAT_OK)
+            st = marked;
     }
     /* The device status is now this call's. Its first kernel resets the
      * counters (its last block; a memset when no particle takes part), so
@@ -613,9 +624,9 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
     cu->device_checks = st == PLEAT_OK ? pleat_cuda::CHECKS_QUEUED : pleat_cuda::CHECKS_LOST;
     if (st != PLEAT_OK || !stats)
         return st;
-    /* The stats' wait, whose read was queued. An error it returns is the
-     * device's, a fault of the work waited for: the call failed after its
-     * scratch, and its checks are lost as above. */
+    /* The stats' wait, whose read was queued. An error there (a fault the
+     * device reports of the work waited for, or the runtime's refusal)
+     * fails the call after its scratch: its checks are lost as above. */
     cudaError_t e = cudaStreamSynchronize(s);
     if (e != cudaSuccess) {
         cu->device_checks = pleat_cuda::CHECKS_LOST;

@@ -1185,12 +1185,6 @@ enum { WARM_KINDS = 3 };
 static const char *const warm_names[WARM_KINDS] = {"cold", "after the same call",
                                                    "after it twice"};
 
-/* A fresh CUDA context for f. */
-static pleat_context *fault_context(const fault *f)
-{
-    return f->profile ? profiled_cuda() : make(PLEAT_BACKEND_CUDA);
-}
-
 /* k >= 0: the k + 1-th allocation, operation or wait fails; k < 0
  * cancels it. */
 static void fault_arm(const fault *f, long long k)
@@ -1213,7 +1207,7 @@ static int fault_pending(const fault *f)
 /* What fail_call saw beside plain failures. */
 typedef struct fault_tally {
     int got_around; /* calls that got around a failed operation */
-    int ran_whole;  /* device calls whose stats' wait failed */
+    int ran_whole;  /* device calls failed at a wait once all their work ran */
 } fault_tally;
 
 /* One call made to fail at its k-th allocation, operation or wait, on a
@@ -1239,7 +1233,7 @@ static int fail_call(const fault *f, long long k, int warm, fault_call *small, f
                      fault_tally *tally)
 {
     const int device = fault_on_device(large->kind);
-    pleat_context *gpu = fault_context(f);
+    pleat_context *gpu = f->profile ? profiled_cuda() : make(PLEAT_BACKEND_CUDA);
     if (warm == 0) {
         fault_reset(small);
         pleat_status primed = fault_run(gpu, small, st);
@@ -1265,13 +1259,13 @@ static int fail_call(const fault *f, long long k, int warm, fault_call *small, f
     fault_arm(f, -1);
     const int queued = pleat_emu_queued_all() != queued_before;
     size_t left = pleat_emu_pending_all();
+    expect(cudaGetLastError() == cudaSuccess, "an error left in the runtime", name);
     fault_fetch(large, st);
     if (!failed) {
         expect(s == PLEAT_OK && fault_same(large, want), "the call without a failure", name);
         pleat_context_destroy(gpu);
         return 0;
     }
-    expect(cudaGetLastError() == cudaSuccess, "an error left in the runtime", name);
     const int operation = f->failing == OPERATIONS;
     if (s == PLEAT_OK && operation) {
         expect(fault_same(large, want), "the bits after a failure got around", name);
@@ -1299,10 +1293,11 @@ static int fail_call(const fault *f, long long k, int warm, fault_call *small, f
     return 1;
 }
 
-/* Each fault at each allocation or operation in turn of a CUDA context's
- * creation, then of pleat_context_device_status() after a device call: the
- * fault's status, no context made (a status read later gives the call's),
- * and no error left in the runtime. */
+/* Each fault at each allocation, operation or wait in turn of a CUDA
+ * context's creation, then of pleat_context_device_status() after a device
+ * call: the fault's status, no context made (a status read later gives the
+ * call's), and no error left in the runtime. (Neither waits for a stage:
+ * the profiled faults would repeat the others.) */
 static void setup_failures(void)
 {
     scene sc = scene_make(SCENE_CLOUD, 1000, 1, 5);
@@ -1313,7 +1308,8 @@ static void setup_failures(void)
     desc.backend = PLEAT_BACKEND_CUDA;
     for (size_t i = 0; i < FAULTS; ++i) {
         const fault *f = &faults[i];
-        desc.profile = f->profile;
+        if (f->profile) /* neither waits for a stage */
+            continue;
         long long created = 0, read = 0;
         for (;; ++created) {
             pleat_context *ctx = NULL;
@@ -1331,7 +1327,7 @@ static void setup_failures(void)
             expect(pleat_emu_pending_all() == 0, "work left queued by create", f->name);
         }
         for (;; ++read) {
-            pleat_context *ctx = fault_context(f);
+            pleat_context *ctx = make(PLEAT_BACKEND_CUDA);
             expect(pleat_self_collide_device(ctx, d, sc.count, &p, NULL, NULL) == PLEAT_OK,
                    "a device call", f->name);
             fault_arm(f, read);
@@ -1355,16 +1351,57 @@ static void setup_failures(void)
     scene_free(&sc);
 }
 
+/* A device call (large) whose mark of its end the runtime refuses waits
+ * for its stream instead. When the device reports a fault at that wait, of
+ * the call's own work, the call returns PLEAT_ERROR_DEVICE, with its work
+ * run whole (the CPU's particles, `want`), the device status says so, and
+ * no error is left in the runtime. Each operation of a repeated call is
+ * refused in turn with the next wait made to fail: only the refused mark
+ * waits. */
+static void refused_mark_fault(fault_call *large, const fault_call *want, cudaStream_t st)
+{
+    const char *name = "a refused mark, then a fault at its wait";
+    int found = 0;
+    for (long long k = 0;; ++k) {
+        pleat_context *gpu = make(PLEAT_BACKEND_CUDA);
+        fault_reset(large);
+        expect(fault_run(gpu, large, st) == PLEAT_OK, "the same call before", name);
+        fault_reset(large);
+        cudaDeviceSynchronize();
+        pleat_emu_fail_operation(k, cudaErrorLaunchOutOfResources);
+        pleat_emu_fail_wait(0, cudaErrorLaunchFailure);
+        pleat_status s = fault_call_only(gpu, large, st);
+        const int refused = !pleat_emu_operation_failure_pending(),
+                  waited = !pleat_emu_wait_failure_pending();
+        pleat_emu_fail_operation(-1, cudaSuccess);
+        pleat_emu_fail_wait(-1, cudaSuccess);
+        expect(cudaGetLastError() == cudaSuccess, "an error left in the runtime", name);
+        fault_fetch(large, st);
+        if (waited) {
+            ++found;
+            expect(s == PLEAT_ERROR_DEVICE && fault_particles_are(large, want->host), "the call",
+                   name);
+            expect(pleat_context_device_status(gpu) == PLEAT_ERROR_DEVICE, "device status", name);
+        }
+        pleat_context_destroy(gpu);
+        if (!refused)
+            break;
+    }
+    expect(found == 1, "one refused operation waits, the mark", name);
+}
+
 /* How many allocations, operations or waits a call of `kind` makes, or -1
  * for some: a call that repeats the one before allocates nothing (the
- * README's Memory: the same size allocates nothing), and then a device call
- * waits only for its stats (none without: it never synchronises). */
+ * README's Memory: the same size allocates nothing), and then, unprofiled,
+ * a device call waits only for its stats (none without: it never
+ * synchronises) and a host call twice (for its checks before it writes
+ * anything, and for what it writes). */
 static long long fault_count(const fault *f, int kind, int warm)
 {
     if (warm && f->failing == ALLOCATIONS)
         return 0;
-    if (warm && f->failing == WAITS && fault_on_device(kind) && !f->profile)
-        return kind == FAULT_DEVICE;
+    if (warm && f->failing == WAITS && !f->profile)
+        return fault_on_device(kind) ? kind == FAULT_DEVICE : 2;
     return -1;
 }
 
@@ -1418,6 +1455,8 @@ static void device_failures(pleat_context *cpu)
             printf("%-62s %lld %s failed in turn, %d got around\n", name, k,
                    failing_names[f->failing], tally.got_around);
         }
+        if (kind == FAULT_DEVICE_QUIET)
+            refused_mark_fault(&large, &want, st);
         fault_free(&small);
         fault_free(&large);
         fault_free(&want);

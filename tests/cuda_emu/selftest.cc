@@ -543,15 +543,25 @@ static void failed_waits()
 
     pleat_emu_fail_wait(0, cudaErrorIllegalAddress);
     cudaGraph_t g = nullptr;
+    cudaEvent_t captured;
+    cudaEventCreateWithFlags(&captured, cudaEventDisableTiming);
     cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
-    expect(cudaStreamSynchronize(s) == cudaErrorStreamCaptureUnsupported &&
+    cudaEventRecord(captured, s);
+    expect(cudaEventSynchronize(captured) == cudaErrorCapturedEvent &&
+               cudaDeviceSynchronize() == cudaErrorStreamCaptureUnsupported &&
+               cudaStreamSynchronize(s) == cudaErrorStreamCaptureUnsupported &&
                pleat_emu_wait_failure_pending(),
-           "a wait the runtime refuses anyway does not count");
+           "waits the runtime refuses anyway do not count");
     cudaStreamEndCapture(s, &g);
     cudaGetLastError();
-    expect(cudaStreamSynchronize(s) == cudaErrorIllegalAddress &&
+    cudaEventDestroy(captured);
+    expect(cudaEventSynchronize(done) == cudaErrorIllegalAddress &&
                cudaGetLastError() == cudaErrorIllegalAddress,
            "the next one fails with the error asked for");
+    pleat_emu_fail_wait(0, cudaErrorLaunchFailure);
+    expect(cudaStreamSynchronize(s) == cudaErrorLaunchFailure &&
+               cudaGetLastError() == cudaErrorLaunchFailure,
+           "a stream's wait too");
     pleat_emu_fail_wait(0, cudaErrorLaunchFailure);
     pleat_emu_fail_wait(-1, cudaSuccess);
     expect(cudaEventSynchronize(done) == cudaSuccess && !pleat_emu_wait_failure_pending(),
