@@ -104,6 +104,21 @@ bool straddles(const void *p, size_t bytes);
  * fail (pleat_emu_fail_allocation); the caller, holding big_lock(), fails
  * it. */
 bool allocation_refused();
+/* A failure a test armed (pleat_emu_fail_allocation, _operation, _wait):
+ * `skip` more calls of its kind succeed, then the next fails with `error`,
+ * once. Read and written under big_lock(). */
+struct armed_failure {
+    long long skip = -1; /* < 0: none armed */
+    cudaError_t error = cudaSuccess;
+    void arm(long long n, cudaError_t e)
+    {
+        skip = n < 0 ? -1 : n;
+        error = e;
+    }
+    bool pending() const { return skip >= 0; }
+    /* Whether this call is the one to fail; then none is armed. */
+    bool fires() { return skip >= 0 && skip-- == 0; }
+};
 /* The device works: until the matching leave, the memory of `view`
  * (ALL_DEVICES: copies and sets; a device: its kernels) is readable. */
 const int ALL_DEVICES = -1;

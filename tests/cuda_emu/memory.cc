@@ -50,9 +50,7 @@ std::vector<int> &views()
     static std::vector<int> stack;
     return stack;
 }
-/* pleat_emu_fail_allocation: allocations to make before the one that fails;
- * < 0: none fails */
-long long fail_after = -1;
+armed_failure failed_allocation; /* pleat_emu_fail_allocation */
 
 void protect(allocation &a, bool readable)
 {
@@ -94,7 +92,7 @@ void check_canary(const allocation &a)
 
 bool pleat_emu::allocation_refused()
 {
-    return fail_after >= 0 && fail_after-- == 0; /* fail_after is -1 now: once */
+    return failed_allocation.fires();
 }
 
 void pleat_emu::device_enter(int view)
@@ -265,13 +263,13 @@ cudaError_t cudaFreeHost(void *ptr) { return release(ptr, true); }
 void pleat_emu_fail_allocation(long long skip)
 {
     locked g(big_lock());
-    fail_after = skip < 0 ? -1 : skip;
+    failed_allocation.arm(skip, cudaErrorMemoryAllocation);
 }
 
 int pleat_emu_failure_pending(void)
 {
     locked g(big_lock());
-    return fail_after >= 0;
+    return failed_allocation.pending();
 }
 
 } // extern "C"

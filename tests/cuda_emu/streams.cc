@@ -160,10 +160,7 @@ cudaError_t pleat_emu::unsafe_call()
 
 namespace {
 
-/* pleat_emu_fail_operation: operations to queue before the one refused
- * (< 0: none), and its error */
-long long refuse_after = -1;
-cudaError_t refuse_error = cudaSuccess;
+armed_failure refused_operation, failed_wait; /* pleat_emu_fail_operation, _wait */
 
 /* Whether st takes an operation now: the runtime's own refusals first,
  * then the one a test picked (pleat_emu_fail_operation), which fails with
@@ -175,17 +172,12 @@ cudaError_t admit(pleat_emu_stream *st)
         return fail(cudaErrorStreamCaptureInvalidated);
     if (cudaError_t e = st->capture ? cudaSuccess : legacy_blocked(st))
         return e;
-    if (refuse_after < 0 || refuse_after-- > 0)
+    if (!refused_operation.fires())
         return cudaSuccess;
     if (st->capture)
         st->invalidated = true;
-    return fail(refuse_error); /* refuse_after is -1 now: once */
+    return fail(refused_operation.error);
 }
-
-/* pleat_emu_fail_wait: host waits to let through before the one that
- * fails (< 0: none), and its error */
-long long wait_fail_after = -1;
-cudaError_t wait_error = cudaSuccess;
 
 /* The end of a host wait that has run what it waits for: cudaSuccess, or
  * the error a test picked for this wait (pleat_emu_fail_wait), left for
@@ -193,9 +185,7 @@ cudaError_t wait_error = cudaSuccess;
  * work before it. */
 cudaError_t waited()
 {
-    if (wait_fail_after < 0 || wait_fail_after-- > 0)
-        return cudaSuccess;
-    return fail(wait_error); /* wait_fail_after is -1 now: once */
+    return failed_wait.fires() ? fail(failed_wait.error) : cudaSuccess;
 }
 
 /* Work on st, queued or captured, once admitted. */
@@ -544,14 +534,13 @@ void pleat_emu_fail_operation(long long skip, cudaError_t error)
     locked g(big_lock());
     if (skip >= 0 && error == cudaSuccess)
         die("pleat_emu_fail_operation needs an error to refuse with");
-    refuse_after = skip < 0 ? -1 : skip;
-    refuse_error = error;
+    refused_operation.arm(skip, error);
 }
 
 int pleat_emu_operation_failure_pending(void)
 {
     locked g(big_lock());
-    return refuse_after >= 0;
+    return refused_operation.pending();
 }
 
 void pleat_emu_fail_wait(long long skip, cudaError_t error)
@@ -559,14 +548,13 @@ void pleat_emu_fail_wait(long long skip, cudaError_t error)
     locked g(big_lock());
     if (skip >= 0 && error == cudaSuccess)
         die("pleat_emu_fail_wait needs an error to report");
-    wait_fail_after = skip < 0 ? -1 : skip;
-    wait_error = error;
+    failed_wait.arm(skip, error);
 }
 
 int pleat_emu_wait_failure_pending(void)
 {
     locked g(big_lock());
-    return wait_fail_after >= 0;
+    return failed_wait.pending();
 }
 
 size_t pleat_emu_pending_all(void)
