@@ -127,8 +127,7 @@ size_t pleat_emu_pending_all(void);
 /* Items ever queued on a stream, run or not, over every stream: each
  * operation (a graph launch queues each of its steps; a capture queues
  * nothing), and the waits the emulator adds to order the legacy stream and
- * blocking streams. So it grows once work is queued, by at least one an
- * operation. */
+ * blocking streams: so it grows by at least one for each operation. */
 size_t pleat_emu_queued_all(void);
 /* The next `skip` device or pinned allocations (of a nonzero size) and
  * graph instantiations succeed and the one after fails with
@@ -148,8 +147,8 @@ int pleat_emu_failure_pending(void);
 void pleat_emu_fail_operation(long long skip, cudaError_t error);
 /* Whether the refusal asked for has not happened yet. */
 int pleat_emu_operation_failure_pending(void);
-/* The next `skip` host waits (cudaStreamSynchronize, cudaEventSynchronize,
- * of an event never recorded too, cudaDeviceSynchronize) succeed, and the one after runs what it waits for
+/* The next `skip` host waits (cudaStreamSynchronize, cudaEventSynchronize
+ * (of an event never recorded too), cudaDeviceSynchronize) succeed, and the one after runs what it waits for
  * and then returns `error` (not cudaSuccess), once, left for
  * cudaGetLastError too, as the runtime reports at a wait a fault of the work
  * before it. On a GPU such an error stays, and every later call returns it;

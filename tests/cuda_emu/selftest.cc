@@ -562,6 +562,13 @@ static void failed_waits()
     expect(cudaStreamSynchronize(s) == cudaErrorLaunchFailure &&
                cudaGetLastError() == cudaErrorLaunchFailure,
            "a stream's wait too");
+    cudaEvent_t fresh;
+    cudaEventCreateWithFlags(&fresh, cudaEventDisableTiming);
+    pleat_emu_fail_wait(0, cudaErrorLaunchFailure);
+    expect(cudaEventSynchronize(fresh) == cudaErrorLaunchFailure &&
+               cudaGetLastError() == cudaErrorLaunchFailure,
+           "a wait for an event never recorded too");
+    cudaEventDestroy(fresh);
     pleat_emu_fail_wait(0, cudaErrorLaunchFailure);
     pleat_emu_fail_wait(-1, cudaSuccess);
     expect(cudaEventSynchronize(done) == cudaSuccess && !pleat_emu_wait_failure_pending(),
