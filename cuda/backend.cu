@@ -291,9 +291,10 @@ static pleat_status order_after_last(pleat_cuda *cu, cudaStream_t s, int capture
 
 /* Marks the end of a call's work on s for order_after_last; call it only
  * once order_after_last succeeded (s waits for the last mark, or a settle
- * found that mark's work done), so the new mark covers the old. When the mark cannot be made, waits for s instead
- * and keeps the old mark: the next call still comes after both. Returns
- * that wait's status: a fault of the call's work, reported there. */
+ * found that mark's work done), so the new mark covers the old. When the
+ * mark cannot be made, waits for s instead and keeps the old mark: the
+ * next call still comes after both. Returns that wait's status: a fault of
+ * the call's work, reported there. */
 static pleat_status mark_done(pleat_cuda *cu, cudaStream_t s, int captured)
 {
     if (captured)

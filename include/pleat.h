@@ -456,8 +456,8 @@ PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_pa
  *  its scratch, or an error the device reported while the call waited for
  *  the last call's work before growing its scratch) does not count: the
  *  status stays the last call's (after such an error, which stays on a
- *  GPU, that is PLEAT_ERROR_DEVICE too). The wait is on the context's own stream, so the call's stream may already
- *  be destroyed.
+ *  GPU, that is PLEAT_ERROR_DEVICE too). The wait is on the context's own
+ *  stream, so the call's stream may already be destroyed.
  *  A call captured into a CUDA graph counts as the last call, but its checks
  *  run only when the graph does: wait for the graph's launch stream first
  *  (before any launch, the status is that of the call before it, unless

@@ -1224,10 +1224,10 @@ typedef struct fault_tally {
  * or had an operation refused) makes it PLEAT_ERROR_DEVICE. A device call
  * whose stats' wait, or on a profiled context whose last stage's wait,
  * failed (the device reported a fault) has run whole: it has the CPU's
- * particles, and the rest as above. A call that gets around a failure returns the CPU's
- * bits, and a device call leaves the device status PLEAT_OK: one failed
- * operation only, the mark of its end (it waits instead). Then the same
- * call on that context gives the CPU's bits. */
+ * particles, and the rest as above. A call that gets around a failure
+ * returns the CPU's bits, and a device call leaves the device status
+ * PLEAT_OK: one failed operation only, the mark of its end (it waits
+ * instead). Then the same call on that context gives the CPU's bits. */
 static int fail_call(const fault *f, long long k, int warm, fault_call *small, fault_call *large,
                      const fault_call *want, cudaStream_t st, const char *name,
                      fault_tally *tally)
@@ -1308,7 +1308,7 @@ static void setup_failures(void)
     desc.backend = PLEAT_BACKEND_CUDA;
     for (size_t i = 0; i < FAULTS; ++i) {
         const fault *f = &faults[i];
-        if (f->profile) /* neither waits for a stage */
+        if (f->profile)
             continue;
         long long created = 0, read = 0;
         for (;; ++created) {
@@ -1462,8 +1462,8 @@ static void device_failures(pleat_context *cpu)
             const long long n = fault_count(f, kind, warm);
             expect(n < 0 ? k > 0 : k == n, failing_names[f->failing], name);
             expect(tally.got_around == (f->failing == OPERATIONS), "failures got around", name);
-            expect(tally.ran_whole == fault_ran_whole(f, kind), "a failed wait after the whole call",
-                   name);
+            expect(tally.ran_whole == fault_ran_whole(f, kind),
+                   "a failed wait after the whole call", name);
             printf("%-62s %lld %s failed in turn, %d got around\n", name, k,
                    failing_names[f->failing], tally.got_around);
         }

@@ -148,12 +148,13 @@ void pleat_emu_fail_operation(long long skip, cudaError_t error);
 /* Whether the refusal asked for has not happened yet. */
 int pleat_emu_operation_failure_pending(void);
 /* The next `skip` host waits (cudaStreamSynchronize, cudaEventSynchronize
- * (of an event never recorded too), cudaDeviceSynchronize) succeed, and the one after runs what it waits for
- * and then returns `error` (not cudaSuccess), once, left for
- * cudaGetLastError too, as the runtime reports at a wait a fault of the work
- * before it. On a GPU such an error stays, and every later call returns it;
- * here it does not, so a test sees what the calls after it do. A wait the
- * runtime refuses anyway does not count. skip < 0 cancels it. */
+ * (of an event never recorded too), cudaDeviceSynchronize) succeed, and the
+ * one after runs what it waits for and then returns `error` (not
+ * cudaSuccess), once, left for cudaGetLastError too, as the runtime reports
+ * at a wait a fault of the work before it. On a GPU such an error stays,
+ * and every later call returns it; here it does not, so a test sees what
+ * the calls after it do. A wait the runtime refuses anyway does not count.
+ * skip < 0 cancels it. */
 void pleat_emu_fail_wait(long long skip, cudaError_t error);
 /* Whether the failure asked for has not happened yet. */
 int pleat_emu_wait_failure_pending(void);

@@ -249,7 +249,8 @@ static void streams()
            "the legacy stream does not wait for a non-blocking stream (stale bits)");
     cudaStreamSynchronize(nb);
     expect(pleat_emu_pending(nb) == 0 && back(d, 256)[100] == 7, "a stream sync runs its work");
-    expect(pleat_emu_queued_all() == queued + 3, "the launch and the two copies back, run, stay counted");
+    expect(pleat_emu_queued_all() == queued + 3,
+           "the launch and the two copies back, run, stay counted");
 
     launch(fill_kernel, 1, 256, blocking, d, 256u, 9u);
     expect(back(d, 256)[200] == 9, "the legacy stream waits for a blocking stream");
