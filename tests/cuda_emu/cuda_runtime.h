@@ -53,6 +53,10 @@ uint64_t exchange(exchange_kind kind, unsigned mask, uint64_t value, unsigned ar
 void sync_threads();
 /* Queues `grid` (run by every thread of every block) on config->stream. */
 cudaError_t launch(const cudaLaunchConfig_t *config, std::function<void()> grid);
+/* cudaSuccess, or the error a test picked for this call
+ * (pleat_emu_fail_call), left for cudaGetLastError too: each query or
+ * setup call asks once its arguments have passed. */
+cudaError_t refused_call();
 /* cudaFuncGetAttributes, the same for every kernel. */
 cudaError_t func_attributes(cudaFuncAttributes *attr);
 /* Queues `work`, which runs with device memory readable, on `stream`. */

@@ -20,6 +20,7 @@ typedef enum cudaError {
     cudaErrorInvalidValue = 1,
     cudaErrorMemoryAllocation = 2,
     cudaErrorInvalidConfiguration = 9,
+    cudaErrorDevicesUnavailable = 46,
     cudaErrorNoDevice = 100,
     cudaErrorInvalidDevice = 101,
     cudaErrorNoKernelImageForDevice = 209,
@@ -158,6 +159,18 @@ int pleat_emu_operation_failure_pending(void);
 void pleat_emu_fail_wait(long long skip, cudaError_t error);
 /* Whether the failure asked for has not happened yet. */
 int pleat_emu_wait_failure_pending(void);
+/* The next `skip` queries and setup calls succeed, and the one after fails
+ * with `error` (not cudaSuccess), once, left for cudaGetLastError too: the
+ * calls that neither allocate, queue work nor wait (cudaGetDeviceCount,
+ * cudaGetDevice, cudaSetDevice, cudaGetDeviceProperties,
+ * cudaFuncGetAttributes, the versions, cudaStreamIsCapturing, a stream's or
+ * an event's creation, CUB's size query), as the runtime can fail any of
+ * them (a driver gone, a context it cannot make). Releases never fail. A
+ * call the runtime refuses anyway (a bad argument) does not count. skip < 0
+ * cancels it. */
+void pleat_emu_fail_call(long long skip, cudaError_t error);
+/* Whether the failure asked for has not happened yet. */
+int pleat_emu_call_failure_pending(void);
 /* present 0: `device` becomes a GPU older than every architecture the
  * build holds. No kernel image runs there: launches and
  * cudaFuncGetAttributes with it current fail with

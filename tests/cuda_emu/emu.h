@@ -46,7 +46,9 @@
  *   instantiation, which allocates on a GPU too), the operation queued
  *   on a stream that the runtime refuses (pleat_emu_fail_operation), and
  *   the host wait at which the device reports a fault of the work it ran
- *   (pleat_emu_fail_wait; once: unlike a GPU's, the error does not stay).
+ *   (pleat_emu_fail_wait; once: unlike a GPU's, the error does not stay),
+ *   and the query or setup call that fails (pleat_emu_fail_call: a
+ *   device's count or properties, a stream's creation, CUB's size query).
  * - Devices. There are two. The current one is the calling thread's;
  *   memory and streams belong to the device current when they were made,
  *   and each device has a legacy stream of its own, as do events. A
@@ -104,9 +106,9 @@ bool straddles(const void *p, size_t bytes);
  * fail (pleat_emu_fail_allocation); the caller, holding big_lock(), fails
  * it. */
 bool allocation_refused();
-/* A failure a test armed (pleat_emu_fail_allocation, _operation, _wait):
- * `skip` more calls of its kind succeed, then the next fails with `error`,
- * once. Read and written under big_lock(). */
+/* A failure a test armed (pleat_emu_fail_allocation, _operation, _wait,
+ * _call): `skip` more calls of its kind succeed, then the next fails with
+ * `error`, once. Read and written under big_lock(). */
 struct armed_failure {
     long long skip = -1; /* < 0: none armed */
     cudaError_t error = cudaSuccess;

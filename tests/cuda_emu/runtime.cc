@@ -30,6 +30,13 @@ thread_local int current = 0; /* the thread's current device, as the runtime's *
 int current_device() { return current; }
 
 static bool no_kernel_images[DEVICES]; /* under the lock */
+static armed_failure failed_call;      /* pleat_emu_fail_call */
+
+cudaError_t refused_call()
+{
+    locked g(big_lock());
+    return failed_call.fires() ? fail(failed_call.error) : cudaSuccess;
+}
 
 cudaError_t kernel_image()
 {
@@ -42,6 +49,8 @@ cudaError_t func_attributes(cudaFuncAttributes *attr)
     if (!attr)
         return fail(cudaErrorInvalidValue);
     cudaError_t e = kernel_image();
+    if (e == cudaSuccess)
+        e = refused_call();
     if (e != cudaSuccess)
         return e;
     memset(attr, 0, sizeof *attr);
@@ -84,6 +93,7 @@ const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorInvalidValue: return "invalid argument";
     case cudaErrorMemoryAllocation: return "out of memory";
     case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorDevicesUnavailable: return "CUDA-capable device(s) is/are busy or unavailable";
     case cudaErrorNoKernelImageForDevice:
         return "no kernel image is available for execution on the device";
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
@@ -110,6 +120,20 @@ void pleat_emu_kernel_images(int device, int present)
     no_kernel_images[device] = !present;
 }
 
+void pleat_emu_fail_call(long long skip, cudaError_t error)
+{
+    locked g(big_lock());
+    if (skip >= 0 && error == cudaSuccess)
+        die("pleat_emu_fail_call needs an error to fail with");
+    failed_call.arm(skip, error);
+}
+
+int pleat_emu_call_failure_pending(void)
+{
+    locked g(big_lock());
+    return failed_call.pending();
+}
+
 cudaError_t cudaGetLastError(void)
 {
     cudaError_t e = last_error;
@@ -119,20 +143,27 @@ cudaError_t cudaGetLastError(void)
 
 cudaError_t cudaPeekAtLastError(void) { return last_error; }
 
-cudaError_t cudaDriverGetVersion(int *v)
+/* Both versions: 13.0. */
+static cudaError_t version(int *v)
 {
     if (!v)
         return fail(cudaErrorInvalidValue);
+    if (cudaError_t e = refused_call())
+        return e;
     *v = 13000;
     return cudaSuccess;
 }
 
-cudaError_t cudaRuntimeGetVersion(int *v) { return cudaDriverGetVersion(v); }
+cudaError_t cudaDriverGetVersion(int *v) { return version(v); }
+
+cudaError_t cudaRuntimeGetVersion(int *v) { return version(v); }
 
 cudaError_t cudaGetDeviceCount(int *count)
 {
     if (!count)
         return fail(cudaErrorInvalidValue);
+    if (cudaError_t e = refused_call())
+        return e;
     *count = DEVICES;
     return cudaSuccess;
 }
@@ -141,6 +172,8 @@ cudaError_t cudaGetDevice(int *device)
 {
     if (!device)
         return fail(cudaErrorInvalidValue);
+    if (cudaError_t e = refused_call())
+        return e;
     *device = current;
     return cudaSuccess;
 }
@@ -149,6 +182,8 @@ cudaError_t cudaSetDevice(int device)
 {
     if (device < 0 || device >= DEVICES)
         return fail(cudaErrorInvalidDevice);
+    if (cudaError_t e = refused_call())
+        return e;
     current = device;
     return cudaSuccess;
 }
@@ -159,6 +194,8 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device)
         return fail(cudaErrorInvalidValue);
     if (device < 0 || device >= DEVICES)
         return fail(cudaErrorInvalidDevice);
+    if (cudaError_t e = refused_call())
+        return e;
     memset(prop, 0, sizeof *prop);
     snprintf(prop->name, sizeof prop->name, "pleat CUDA emulator");
     prop->totalGlobalMem = (size_t)16 << 30;

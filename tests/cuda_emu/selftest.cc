@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -581,6 +582,88 @@ static void failed_waits()
     cudaFree(d);
 }
 
+/* Each query and setup call fails when asked to, once, with the error
+ * asked for, left for cudaGetLastError, and writes nothing; the same call
+ * then succeeds. Launches, sorts and waits do not count, nor does a call
+ * the runtime refuses anyway. */
+static void failed_calls()
+{
+    const cudaError_t no = cudaErrorDevicesUnavailable;
+    int n = -1;
+    cudaStream_t s = nullptr;
+    cudaEvent_t e = nullptr;
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusActive;
+    cudaDeviceProp prop;
+    cudaFuncAttributes attr;
+    size_t bytes = 0;
+    cub::DoubleBuffer<uint32_t> keys, values;
+    const struct {
+        const char *what;
+        std::function<cudaError_t()> call;
+        std::function<bool()> untouched;
+    } calls[] = {
+        {"cudaGetDeviceCount", [&] { return cudaGetDeviceCount(&n); }, [&] { return n < 0; }},
+        {"cudaGetDevice", [&] { return cudaGetDevice(&n); }, [&] { return n < 0; }},
+        {"cudaDriverGetVersion", [&] { return cudaDriverGetVersion(&n); }, [&] { return n < 0; }},
+        {"cudaRuntimeGetVersion", [&] { return cudaRuntimeGetVersion(&n); },
+         [&] { return n < 0; }},
+        {"cudaSetDevice", [&] { return cudaSetDevice(1); },
+         [&] {
+             int now = -1;
+             return cudaGetDevice(&now) == cudaSuccess && now == 0;
+         }},
+        {"cudaGetDeviceProperties", [&] { return cudaGetDeviceProperties(&prop, 0); },
+         [&] { return prop.major == -1; }},
+        {"cudaFuncGetAttributes", [&] { return cudaFuncGetAttributes(&attr, add_kernel); },
+         [&] { return attr.maxThreadsPerBlock == -1; }},
+        {"cudaStreamCreateWithFlags",
+         [&] { return cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); },
+         [&] { return s == nullptr; }},
+        {"cudaStreamIsCapturing", [&] { return cudaStreamIsCapturing(nullptr, &capturing); },
+         [&] { return capturing == cudaStreamCaptureStatusActive; }},
+        {"cudaEventCreateWithFlags",
+         [&] { return cudaEventCreateWithFlags(&e, cudaEventDisableTiming); },
+         [&] { return e == nullptr; }},
+        {"CUB's size query",
+         [&] { return cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, values, 100); },
+         [&] { return bytes == 0; }},
+    };
+    for (const auto &c : calls) {
+        n = prop.major = attr.maxThreadsPerBlock = -1;
+        bytes = 0;
+        pleat_emu_fail_call(0, no);
+        expect(c.call() == no && !pleat_emu_call_failure_pending() && c.untouched(), c.what);
+        expect(cudaGetLastError() == no, "a failed call leaves its error");
+        expect(c.call() == cudaSuccess && !c.untouched() && cudaGetLastError() == cudaSuccess,
+               "and then succeeds");
+    }
+    cudaSetDevice(0);
+    cudaEventDestroy(e);
+    cudaStreamDestroy(s);
+
+    unsigned *d = zeroed(&s);
+    pleat_emu_fail_call(1, no);
+    expect(cudaGetDeviceCount(nullptr) == cudaErrorInvalidValue &&
+               cudaSetDevice(2) == cudaErrorInvalidDevice && pleat_emu_call_failure_pending(),
+           "calls the runtime refuses anyway do not count");
+    cudaGetLastError();
+    launch(add_kernel, 1, 32, s, d, 1u);
+    cudaStreamSynchronize(s);
+    expect(cudaGetLastError() == cudaSuccess && pleat_emu_call_failure_pending(),
+           "a launch and a wait do not count");
+    expect(cudaGetDevice(&n) == cudaSuccess && cudaGetDevice(&n) == no,
+           "the one after the skipped ones fails");
+    cudaGetLastError();
+    pleat_emu_fail_call(0, no);
+    pleat_emu_fail_call(-1, cudaSuccess);
+    expect(cudaGetDevice(&n) == cudaSuccess && !pleat_emu_call_failure_pending(),
+           "a cancelled one does not fail");
+    expect(dies_of(SIGABRT, []() { pleat_emu_fail_call(0, cudaSuccess); }),
+           "a failure without an error aborts");
+    cudaStreamDestroy(s);
+    cudaFree(d);
+}
+
 /* ---- CUB ---------------------------------------------------------------------- */
 
 /* The sorts' test keys: the next of a xorshift sequence. */
@@ -858,6 +941,7 @@ int main()
     out_of_memory();
     refused_operations();
     failed_waits();
+    failed_calls();
     streams();
     devices();
     no_kernel_images();

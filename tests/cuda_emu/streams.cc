@@ -318,6 +318,8 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags)
     locked g(big_lock());
     if (!stream || (flags & ~cudaStreamNonBlocking))
         return fail(cudaErrorInvalidValue);
+    if (cudaError_t e = refused_call())
+        return e;
     pleat_emu_stream *st =
         new_stream(current_device(), false, (flags & cudaStreamNonBlocking) != 0);
     streams().push_back(st);
@@ -432,6 +434,8 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus *
         return fail(cudaErrorInvalidValue);
     if (st->legacy && blocking_capture(st->device))
         return fail(cudaErrorStreamCaptureImplicit);
+    if (cudaError_t e = refused_call())
+        return e;
     *status = !st->capture ? cudaStreamCaptureStatusNone
               : st->invalidated ? cudaStreamCaptureStatusInvalidated
                                 : cudaStreamCaptureStatusActive;
@@ -443,6 +447,8 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
     locked g(big_lock());
     if (!event || (flags & ~cudaEventDisableTiming))
         return fail(cudaErrorInvalidValue);
+    if (cudaError_t e = refused_call())
+        return e;
     *event = new pleat_emu_event{current_device(), nullptr, 0, nullptr};
     return cudaSuccess;
 }

@@ -117,6 +117,8 @@ struct DeviceRadixSort {
         if (begin_bit < 0 || end_bit > (int)sizeof(K) * 8 || begin_bit > end_bit)
             return cudaErrorInvalidValue;
         if (!temp) {
+            if (cudaError_t e = pleat_emu::refused_call()) /* a query, as any other */
+                return e;
             temp_bytes = needed<K, V>(n, begin_bit, end_bit);
             return cudaSuccess;
         }
