@@ -82,21 +82,23 @@ static bool ok(cudaError_t e)
 
 /* Makes ctx's device current for one call and restores the caller's after:
  * cudaSetDevice changes the calling thread's current device, which a
- * multi-GPU caller relies on. */
+ * multi-GPU caller relies on. Not knowing the caller's device, the call
+ * could not give it back: it does not go on (`ok` false). */
 struct device_scope {
-    int previous = -1;
+    int restore = -1; /* the caller's device, when the scope changed it */
     bool ok = false;
     explicit device_scope(int device)
     {
-        if (!::ok(cudaGetDevice(&previous)))
-            previous = -1;
-        ok = previous == device || ::ok(cudaSetDevice(device));
+        int previous = -1;
+        ok = ::ok(cudaGetDevice(&previous)) &&
+             (previous == device || ::ok(cudaSetDevice(device)));
+        if (ok && previous != device)
+            restore = previous;
     }
     ~device_scope()
     {
-        int now = -1;
-        if (previous >= 0 && ::ok(cudaGetDevice(&now)) && now != previous)
-            ::ok(cudaSetDevice(previous));
+        if (restore >= 0)
+            ::ok(cudaSetDevice(restore));
     }
 };
 
@@ -562,7 +564,7 @@ static pleat_status cuda_run(void *impl, pleat_job *job)
         return PLEAT_ERROR_DEVICE;
     device_scope scope(cu->device);
     if (!scope.ok)
-        return status_of(cudaErrorInvalidDevice);
+        return PLEAT_ERROR_DEVICE;
     pleat_status st = order_after_last(cu, cu->stream, 0);
     if (st != PLEAT_OK)
         return st;
@@ -588,7 +590,7 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
         return PLEAT_ERROR_DEVICE;
     device_scope scope(cu->device);
     if (!scope.ok)
-        return status_of(cudaErrorInvalidDevice);
+        return PLEAT_ERROR_DEVICE;
     cudaStream_t s = (cudaStream_t)stream;
     /* a sync would invalidate the caller's capture: stats cannot be read
      * while capturing, and a captured call is not timed (the timings stay
@@ -650,7 +652,7 @@ extern "C" pleat_status pleat_cuda_device_status(void *impl)
         return cu->device_checks == pleat_cuda::CHECKS_NONE ? PLEAT_OK : PLEAT_ERROR_DEVICE;
     device_scope scope(cu->device);
     if (!scope.ok)
-        return status_of(cudaErrorInvalidDevice);
+        return PLEAT_ERROR_DEVICE;
     /* on the context's own stream, after the last call's mark: the caller's
      * stream may be gone by now */
     pleat_status st = order_after_last(cu, cu->stream, 0);
@@ -664,7 +666,7 @@ static void cuda_destroy(void *impl)
     pleat_cuda *cu = (pleat_cuda *)impl;
     if (!cu)
         return;
-    device_scope scope(cu->device);
+    device_scope scope(cu->device); /* failed, it frees all the same: a release finds its device */
     settle(cu);
     /* and the context's own stream: a create that failed midway may have
      * left a clear of the counters queued there */

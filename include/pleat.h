@@ -147,7 +147,16 @@ typedef struct pleat_context_desc {
                                 stage before they sleep. With a job system
                                 (enqueue_tasks) no threads are started: see
                                 there */
-    int cuda_device;       /**< CUDA device ordinal, >= 0; default 0 */
+    int cuda_device;       /**< CUDA device ordinal, >= 0; default 0. Each
+                                call on the context makes it the calling
+                                thread's current device and the caller's
+                                current again before it returns; a call that
+                                cannot ask which is current, or set its own,
+                                returns PLEAT_ERROR_DEVICE having done
+                                nothing (pleat_context_destroy frees all the
+                                same). Should the runtime fail to set the
+                                caller's back, the result stands and this
+                                device stays current */
     int profile;           /**< nonzero: time each stage of every call, for
                                 pleat_context_timings(); costs a clock read per
                                 stage (on CUDA, a wait for the call's stream

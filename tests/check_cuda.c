@@ -1016,6 +1016,13 @@ static void subset_only(pleat_context *cpu, pleat_context *gpu)
     scene_free(&sc);
 }
 
+/* Whether the calling thread's current device is `device`. */
+static int current_is(int device)
+{
+    int now = -1;
+    return cudaGetDevice(&now) == cudaSuccess && now == device;
+}
+
 #ifdef PLEAT_CUDA_EMULATOR
 /* The calls device_failures() makes fail, each on a scene of its own. */
 enum { FAULT_HOST, FAULT_SUBSET, FAULT_PAIRS, FAULT_DEVICE, FAULT_DEVICE_QUIET, FAULT_KINDS };
@@ -1156,26 +1163,35 @@ static void fault_free(fault_call *c)
 /* What the emulator makes fail: each allocation of a call in turn (device
  * or pinned memory runs out), each operation the call queues on a stream
  * in turn (a kernel, sort, copy, set, event record or wait, refused with
- * `error` as the runtime refuses a launch it cannot load or fit), or each
- * of its host waits in turn (the device reports `error`, a fault of the
- * work waited for). */
-enum { ALLOCATIONS, OPERATIONS, WAITS };
-static const char *const failing_names[] = {"allocations", "operations", "waits"};
+ * `error` as the runtime refuses a launch it cannot load or fit), each of
+ * its host waits in turn (the device reports `error`, a fault of the work
+ * waited for), or each of its queries and setup calls in turn (the current
+ * device asked or set, a stream made, CUB's size query: `error`, as when
+ * the device has become unavailable). */
+enum { ALLOCATIONS, OPERATIONS, WAITS, CALLS };
+static const char *const failing_names[] = {"allocations", "operations", "waits", "calls"};
 
 typedef struct fault {
     const char *name;
-    int failing;         /* ALLOCATIONS, OPERATIONS or WAITS */
-    cudaError_t error;   /* an operation's or a wait's */
+    int failing;         /* ALLOCATIONS, OPERATIONS, WAITS or CALLS */
+    cudaError_t error;   /* an operation's, a wait's or a call's */
     pleat_status status; /* what the failed call returns */
     int profile;         /* on a context that times each stage, waiting for it */
+    /* the caller's current device (the context's is 0): from device 1,
+     * pleat sets its own and then the caller's again */
+    int caller;
 } fault;
 
 static const fault faults[] = {
-    {"out of memory", ALLOCATIONS, cudaSuccess, PLEAT_ERROR_OUT_OF_MEMORY, 0},
-    {"launch refused", OPERATIONS, cudaErrorLaunchOutOfResources, PLEAT_ERROR_DEVICE, 0},
-    {"no memory to launch", OPERATIONS, cudaErrorMemoryAllocation, PLEAT_ERROR_OUT_OF_MEMORY, 0},
-    {"a fault at a wait", WAITS, cudaErrorLaunchFailure, PLEAT_ERROR_DEVICE, 0},
-    {"a fault at a wait, profiled", WAITS, cudaErrorLaunchFailure, PLEAT_ERROR_DEVICE, 1},
+    {"out of memory", ALLOCATIONS, cudaSuccess, PLEAT_ERROR_OUT_OF_MEMORY, 0, 0},
+    {"launch refused", OPERATIONS, cudaErrorLaunchOutOfResources, PLEAT_ERROR_DEVICE, 0, 0},
+    {"no memory to launch", OPERATIONS, cudaErrorMemoryAllocation, PLEAT_ERROR_OUT_OF_MEMORY, 0,
+     0},
+    {"a fault at a wait", WAITS, cudaErrorLaunchFailure, PLEAT_ERROR_DEVICE, 0, 0},
+    {"a fault at a wait, profiled", WAITS, cudaErrorLaunchFailure, PLEAT_ERROR_DEVICE, 1, 0},
+    {"a runtime call fails", CALLS, cudaErrorDevicesUnavailable, PLEAT_ERROR_DEVICE, 0, 0},
+    {"a runtime call fails, from device 1", CALLS, cudaErrorDevicesUnavailable,
+     PLEAT_ERROR_DEVICE, 0, 1},
 };
 
 enum { FAULTS = sizeof faults / sizeof faults[0] };
@@ -1185,23 +1201,35 @@ enum { WARM_KINDS = 3 };
 static const char *const warm_names[WARM_KINDS] = {"cold", "after the same call",
                                                    "after it twice"};
 
-/* k >= 0: the k + 1-th allocation, operation or wait fails; k < 0
+/* k >= 0: the k + 1-th allocation, operation, wait or call fails; k < 0
  * cancels it. */
 static void fault_arm(const fault *f, long long k)
 {
-    if (f->failing == OPERATIONS)
-        pleat_emu_fail_operation(k, f->error);
-    else if (f->failing == WAITS)
-        pleat_emu_fail_wait(k, f->error);
-    else
-        pleat_emu_fail_allocation(k);
+    switch (f->failing) {
+    case OPERATIONS: pleat_emu_fail_operation(k, f->error); break;
+    case WAITS: pleat_emu_fail_wait(k, f->error); break;
+    case CALLS: pleat_emu_fail_call(k, f->error); break;
+    default: pleat_emu_fail_allocation(k);
+    }
 }
 
 static int fault_pending(const fault *f)
 {
-    if (f->failing == OPERATIONS)
-        return pleat_emu_operation_failure_pending();
-    return f->failing == WAITS ? pleat_emu_wait_failure_pending() : pleat_emu_failure_pending();
+    switch (f->failing) {
+    case OPERATIONS: return pleat_emu_operation_failure_pending();
+    case WAITS: return pleat_emu_wait_failure_pending();
+    case CALLS: return pleat_emu_call_failure_pending();
+    default: return pleat_emu_failure_pending();
+    }
+}
+
+/* Whether a call that returned PLEAT_OK after a failure got around it:
+ * the refused mark of its end (it waits instead), or a failure to make the
+ * caller's device current again, which leaves the context's current (the
+ * call's result stands: it has written the caller's data). */
+static int fault_got_around(const fault *f, int kept_device)
+{
+    return f->failing == OPERATIONS || (f->failing == CALLS && f->caller != 0 && !kept_device);
 }
 
 /* What fail_call saw beside plain failures. */
@@ -1210,24 +1238,25 @@ typedef struct fault_tally {
     int ran_whole;  /* device calls failed at a wait once all their work ran */
 } fault_tally;
 
-/* One call made to fail at its k-th allocation, operation or wait, on a
- * fresh context that made first, with warm 0, a smaller call of the same
- * kind (so the call grows its scratch and waits for that call's work), or
- * warm times the same call, as a solver repeats its frame (a backend may
- * keep what a repeat tells it). Returns 0 once the call made fewer than
- * k + 1. A failed call returns the fault's status and leaves the caller's
- * arrays, stats and pair count untouched, with every operation it queued
- * run, and no error in the runtime. A host-pointer call leaves no work
- * queued, and neither does a call that failed in its scratch (for lack of
- * memory, or at a wait for the last call's work), which leaves the device
- * status as it was; a device call that failed after that (it queued work
- * or had an operation refused) makes it PLEAT_ERROR_DEVICE. A device call
- * whose stats' wait, or on a profiled context whose last stage's wait,
- * failed (the device reported a fault) has run whole: it has the CPU's
- * particles, and the rest as above. A call that gets around a failure
- * returns the CPU's bits, and a device call leaves the device status
- * PLEAT_OK: one failed operation only, the mark of its end (it waits
- * instead). Then the same call on that context gives the CPU's bits. */
+/* One call made to fail at its k-th allocation, operation, wait or call,
+ * on a fresh context that made first, with warm 0, a smaller call of the
+ * same kind (so the call grows its scratch and waits for that call's
+ * work), or warm times the same call, as a solver repeats its frame (a
+ * backend may keep what a repeat tells it), with the fault's caller device
+ * current. Returns 0 once the call made fewer than k + 1. A failed call
+ * returns the fault's status and leaves the caller's arrays, stats, pair
+ * count and current device untouched, with every operation it queued run,
+ * and no error in the runtime. A host-pointer call leaves no work queued,
+ * and neither does a device call that failed before its work or in its
+ * scratch (a query or setup call, no memory, or a wait for the last
+ * call's work), which leaves the device status as it was; a device call
+ * that failed after that (it queued work or had an operation refused)
+ * makes it PLEAT_ERROR_DEVICE. A device call whose stats' wait, or on a
+ * profiled context whose last stage's wait, failed (the device reported a
+ * fault) has run whole: it has the CPU's particles, and the rest as above.
+ * A call that gets around a failure (fault_got_around) returns the CPU's
+ * bits, and a device call leaves the device status PLEAT_OK. Then the same
+ * call on that context gives the CPU's bits. */
 static int fail_call(const fault *f, long long k, int warm, fault_call *small, fault_call *large,
                      const fault_call *want, cudaStream_t st, const char *name,
                      fault_tally *tally)
@@ -1253,21 +1282,25 @@ static int fail_call(const fault *f, long long k, int warm, fault_call *small, f
     fault_reset(large);
     cudaDeviceSynchronize(); /* every context's work, this one's included */
     const size_t queued_before = pleat_emu_queued_all();
+    cudaSetDevice(f->caller);
     fault_arm(f, k);
     pleat_status s = fault_call_only(gpu, large, st);
     int failed = !fault_pending(f);
     fault_arm(f, -1);
+    const int kept = current_is(f->caller);
+    cudaSetDevice(0);
     const int queued = pleat_emu_queued_all() != queued_before;
     size_t left = pleat_emu_pending_all();
     expect(cudaGetLastError() == cudaSuccess, "an error left in the runtime", name);
     fault_fetch(large, st);
     if (!failed) {
-        expect(s == PLEAT_OK && fault_same(large, want), "the call without a failure", name);
+        expect(s == PLEAT_OK && kept && fault_same(large, want), "the call without a failure",
+               name);
         pleat_context_destroy(gpu);
         return 0;
     }
     const int operation = f->failing == OPERATIONS;
-    if (s == PLEAT_OK && operation) {
+    if (s == PLEAT_OK && fault_got_around(f, kept)) {
         expect(fault_same(large, want), "the bits after a failure got around", name);
         expect(!device || pleat_context_device_status(gpu) == PLEAT_OK,
                "the device status after a failure got around", name);
@@ -1276,6 +1309,7 @@ static int fail_call(const fault *f, long long k, int warm, fault_call *small, f
         const int ran = device && f->failing == WAITS && fault_particles_are(large, want->host);
         tally->ran_whole += ran;
         expect(s == f->status, "status", name);
+        expect(kept, "the caller's current device changed", name);
         pleat_context_timings(gpu, &timed_after);
         expect(memcmp(&timed, &timed_after, sizeof timed) == 0, "the timings changed", name);
         expect(fault_outputs_untouched(large) &&
@@ -1293,11 +1327,24 @@ static int fail_call(const fault *f, long long k, int warm, fault_call *small, f
     return 1;
 }
 
-/* Each fault at each allocation, operation or wait in turn of a CUDA
+/* The queries a CUDA context's creation makes before it takes the device
+ * (the count of devices, the caller's device, and from another device the
+ * context's set, its properties, whether its kernels run there): the
+ * device cannot be used when one of them fails. */
+static long long setup_probes(const fault *f)
+{
+    return f->failing == CALLS ? 4 + (f->caller != 0) : 0;
+}
+
+/* Each fault at each allocation, operation, wait or call in turn of a CUDA
  * context's creation, then of pleat_context_device_status() after a device
- * call: the fault's status, no context made (a status read later gives the
- * call's), and no error left in the runtime. (Neither waits for a stage:
- * the profiled faults would repeat the others.) */
+ * call, with the fault's caller device current: the fault's status
+ * (BACKEND_UNAVAILABLE for a failed probe, setup_probes), no context made
+ * (a status read later gives the call's), the caller's device current, and
+ * no error left in the runtime; or, where the caller's device could not be
+ * made current again after all went well, the context made (the status
+ * read) and the context's device current. (Neither waits for a stage: the
+ * profiled faults would repeat the others.) */
 static void setup_failures(void)
 {
     scene sc = scene_make(SCENE_CLOUD, 1000, 1, 5);
@@ -1311,31 +1358,49 @@ static void setup_failures(void)
         if (f->profile)
             continue;
         long long created = 0, read = 0;
+        int got_around = 0;
         for (;; ++created) {
             pleat_context *ctx = NULL;
+            cudaSetDevice(f->caller);
             fault_arm(f, created);
             pleat_status s = pleat_context_create(&desc, &ctx);
             int failed = !fault_pending(f);
             fault_arm(f, -1);
+            const int kept = current_is(f->caller);
+            cudaSetDevice(0);
             expect(cudaGetLastError() == cudaSuccess, "an error left by create", f->name);
             if (!failed) {
-                expect(s == PLEAT_OK, "create", f->name);
+                expect(s == PLEAT_OK && kept, "create", f->name);
                 pleat_context_destroy(ctx);
                 break;
             }
-            expect(s == f->status && !ctx, "a failed create", f->name);
+            if (s == PLEAT_OK && fault_got_around(f, kept)) {
+                ++got_around;
+                pleat_context_destroy(ctx);
+                continue;
+            }
+            pleat_status want =
+                created < setup_probes(f) ? PLEAT_ERROR_BACKEND_UNAVAILABLE : f->status;
+            expect(s == want && !ctx && kept, "a failed create", f->name);
             expect(pleat_emu_pending_all() == 0, "work left queued by create", f->name);
         }
         for (;; ++read) {
             pleat_context *ctx = make(PLEAT_BACKEND_CUDA);
             expect(pleat_self_collide_device(ctx, d, sc.count, &p, NULL, NULL) == PLEAT_OK,
                    "a device call", f->name);
+            cudaSetDevice(f->caller);
             fault_arm(f, read);
             pleat_status s = pleat_context_device_status(ctx);
             int failed = !fault_pending(f);
             fault_arm(f, -1);
+            const int kept = current_is(f->caller);
+            cudaSetDevice(0);
             expect(cudaGetLastError() == cudaSuccess, "an error left by the status", f->name);
-            expect(s == (failed ? f->status : PLEAT_OK), "the device status", f->name);
+            if (failed && s == PLEAT_OK && fault_got_around(f, kept))
+                ++got_around;
+            else
+                expect(s == (failed ? f->status : PLEAT_OK) && kept, "the device status",
+                       f->name);
             expect(pleat_context_device_status(ctx) == PLEAT_OK, "the status read again",
                    f->name);
             pleat_context_destroy(ctx);
@@ -1346,6 +1411,15 @@ static void setup_failures(void)
                created, read);
         expect(created > 0 && (f->failing == ALLOCATIONS ? read == 0 : read > 0),
                "what failed in create and the status", f->name);
+        /* after the probes, a stream and an event made; the status read
+         * asks the caller's device; from another device, both set it too,
+         * and set it back at the end, which each gets around */
+        const int other = f->caller != 0;
+        expect(f->failing != CALLS ||
+                   (created == setup_probes(f) + 2 + other && read == 1 + 2 * other),
+               "the calls of create and the status", f->name);
+        expect(got_around == 2 * (f->failing == CALLS && other), "failures got around",
+               f->name);
     }
     cudaFree(d);
     scene_free(&sc);
@@ -1401,19 +1475,25 @@ static void refused_mark_fault(fault_call *large, const fault_call *want, cudaSt
     expect(found == 1, "one refused operation waits, the mark", name);
 }
 
-/* How many allocations, operations or waits a call of `kind` makes, or -1
- * for some: a call that repeats the one before allocates nothing (the
- * README's Memory: the same size allocates nothing), and then, unprofiled,
- * a device call waits only for its stats (none without: it never
- * synchronises) and a host call in these checks twice (for its checks
- * before it writes anything, and for what it writes: these scenes have
- * pairs to list or to correct). */
+/* How many allocations, operations, waits or calls a call of `kind`
+ * makes, or -1 for some: a call that repeats the one before allocates
+ * nothing (the README's Memory: the same size allocates nothing), and
+ * then, unprofiled, a device call waits only for its stats (none without:
+ * it never synchronises) and a host call in these checks twice (for its
+ * checks before it writes anything, and for what it writes: these scenes
+ * have pairs to list or to correct). Its queries and setup calls are then
+ * the caller's device asked (and from another device, the context's set
+ * and the caller's set again), a device call's question whether its stream
+ * is being captured, and find_pairs' size query for its list's sort (the
+ * sort of the keys keeps its size from the call before). */
 static long long fault_count(const fault *f, int kind, int warm)
 {
     if (warm && f->failing == ALLOCATIONS)
         return 0;
     if (warm && f->failing == WAITS && !f->profile)
         return fault_on_device(kind) ? kind == FAULT_DEVICE : 2;
+    if (warm && f->failing == CALLS)
+        return 1 + 2 * (f->caller != 0) + fault_on_device(kind) + (kind == FAULT_PAIRS);
     return -1;
 }
 
@@ -1461,7 +1541,9 @@ static void device_failures(pleat_context *cpu)
                 ++k;
             const long long n = fault_count(f, kind, warm);
             expect(n < 0 ? k > 0 : k == n, failing_names[f->failing], name);
-            expect(tally.got_around == (f->failing == OPERATIONS), "failures got around", name);
+            expect(tally.got_around == (f->failing == OPERATIONS ||
+                                        (f->failing == CALLS && f->caller != 0)),
+                   "failures got around", name);
             expect(tally.ran_whole == fault_ran_whole(f, kind),
                    "a failed wait after the whole call", name);
             printf("%-62s %lld %s failed in turn, %d got around\n", name, k,
@@ -1604,13 +1686,6 @@ static void host_memory_at_creation(void)
         die("pleat_set_allocator reset");
     expect(cudaPeekAtLastError() == cudaSuccess, "no error left in the runtime", name);
     printf("%-24s %lld blocks refused in turn\n", name, k - 1);
-}
-
-/* Whether the calling thread's current device is `device`. */
-static int current_is(int device)
-{
-    int now = -1;
-    return cudaGetDevice(&now) == cudaSuccess && now == device;
 }
 
 /* A CUDA context's three kinds of call on sc (device pointers on st, with
