@@ -132,30 +132,37 @@ __device__ static void list_pairs(const pleat_cuda_frame &f, uint32_t lane, bool
                                        pleat_cuda_particle_at(f, f.order[b]), f.pair_shift);
 }
 
-/* The block's pairs and tests into the call's counters: one atomic each
- * per block, not per warp (every warp of every block adds to the same two
- * counters, whose atomics the memory system runs one at a time). Every
- * thread of the block calls it. */
-__device__ static void count(const pleat_cuda_frame &f, uint32_t lane, unsigned long long pairs,
+/* The sums of each v[i] over the block's threads, into thread 0's v (the
+ * other threads' hold parts). A block adds its counts to the call's this
+ * way, with one atomic each, not one per warp: every warp of every block
+ * adds to the same counters, whose atomics the memory system runs one at a
+ * time. Every thread of the block calls it. */
+template <int N> __device__ static void block_sums(unsigned long long (&v)[N])
+{
+    __shared__ unsigned long long warp_parts[N][WARPS];
+    for (int o = 16; o > 0; o /= 2)
+        for (int i = 0; i < N; ++i)
+            v[i] += __shfl_down_sync(FULL, v[i], o);
+    if ((threadIdx.x & 31) == 0)
+        for (int i = 0; i < N; ++i)
+            warp_parts[i][threadIdx.x / 32] = v[i];
+    __syncthreads();
+    if (threadIdx.x == 0)
+        for (int w = 1; w < WARPS; ++w)
+            for (int i = 0; i < N; ++i)
+                v[i] += warp_parts[i][w];
+}
+
+/* The block's pairs and tests into the call's counters. Every thread of
+ * the block calls it. */
+__device__ static void count(const pleat_cuda_frame &f, unsigned long long pairs,
                              unsigned long long tests)
 {
-    __shared__ unsigned long long warp_pairs[WARPS], warp_tests[WARPS];
-    for (int o = 16; o > 0; o /= 2) {
-        pairs += __shfl_down_sync(FULL, pairs, o);
-        tests += __shfl_down_sync(FULL, tests, o);
-    }
-    if (lane == 0) {
-        warp_pairs[threadIdx.x / 32] = pairs;
-        warp_tests[threadIdx.x / 32] = tests;
-    }
-    __syncthreads();
+    unsigned long long sums[2] = {pairs, tests};
+    block_sums(sums);
     if (threadIdx.x == 0) {
-        for (int w = 1; w < WARPS; ++w) {
-            pairs += warp_pairs[w];
-            tests += warp_tests[w];
-        }
-        atomicAdd(&f.counters->pairs, pairs);
-        atomicAdd(&f.counters->tests, tests);
+        atomicAdd(&f.counters->pairs, sums[0]);
+        atomicAdd(&f.counters->tests, sums[1]);
     }
 }
 
@@ -216,7 +223,7 @@ __global__ void __launch_bounds__(PLEAT_CUDA_BLOCK, SWEEP_BLOCKS_PER_SM)
     }
     if constexpr (MODE == PLEAT_CUDA_CORRECT)
         finish(f, share, base, lane, queued);
-    count(f, lane, pairs, l.total);
+    count(f, pairs, l.total);
 }
 
 /* With a test limit (params.max_tests), before the sweep: each block adds
@@ -229,30 +236,23 @@ __global__ void __launch_bounds__(PLEAT_CUDA_BLOCK, SWEEP_BLOCKS_PER_SM)
  * without a limit runs the sweep as it was. */
 __global__ void limit_kernel(pleat_cuda_frame f)
 {
-    __shared__ unsigned long long block_tests;
     __shared__ unsigned flags;
     /* read once for the block, which then leaves whole or not at all, while
      * other blocks may be setting the limit's flag: a flagged call has no
      * column starts, and one already over its limit needs no more count */
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0)
         flags = atomicOr(&f.counters->flags, 0u);
-        block_tests = 0;
-    }
     __syncthreads();
     if (flags != 0)
         return;
     const uint32_t a = blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned long long tests = 0;
+    unsigned long long tests[1] = {0};
     if (a < f.m)
-        tests = pleat_find_candidates(f.cols, f.keys, a, f.grid->sweep_reach).total;
-    for (int o = 16; o > 0; o /= 2)
-        tests += __shfl_down_sync(FULL, tests, o);
-    if ((threadIdx.x & 31) == 0)
-        atomicAdd(&block_tests, tests);
-    __syncthreads();
+        tests[0] = pleat_find_candidates(f.cols, f.keys, a, f.grid->sweep_reach).total;
+    block_sums(tests);
     if (threadIdx.x == 0) {
-        const unsigned long long before = atomicAdd(&f.counters->limit_tests, block_tests);
-        if (before + block_tests > f.max_tests)
+        const unsigned long long before = atomicAdd(&f.counters->limit_tests, tests[0]);
+        if (before + tests[0] > f.max_tests)
             atomicOr(&f.counters->flags, PLEAT_FLAG_TOO_MANY_TESTS);
     }
 }
