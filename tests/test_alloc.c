@@ -577,11 +577,12 @@ static void crumple(float *particles, uint32_t count, float distance, int shape)
 {
     for (uint32_t i = 0; i < count; ++i) {
         float *q = particles + 4 * (size_t)i;
-        q[0] = (float)(i % 997) * 1e-7f;
+        if (shape == 0)
+            q[0] = (float)(i % 997) * 1e-7f;
+        else
+            q[0] = i < 64 ? (float)i * 1.5e-6f : 1.001f * distance + (float)(i % 97) * 1e-7f;
         q[1] = (float)(i % 991) * 1e-7f;
         q[2] = 0.0f;
-        if (shape == 1)
-            q[0] = i < 64 ? (float)i * 1.5e-6f : 1.001f * distance + (float)(i % 97) * 1e-7f;
     }
     if (shape == 1)
         particles[2] = 100.0f;
