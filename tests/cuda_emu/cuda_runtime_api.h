@@ -164,10 +164,11 @@ int pleat_emu_wait_failure_pending(void);
  * calls that neither allocate, queue work nor wait (cudaGetDeviceCount,
  * cudaGetDevice, cudaSetDevice, cudaGetDeviceProperties,
  * cudaFuncGetAttributes, the versions, cudaStreamIsCapturing, a stream's or
- * an event's creation, CUB's size query), as the runtime can fail any of
- * them (a driver gone, a context it cannot make). Releases never fail. A
- * call the runtime refuses anyway (a bad argument) does not count. skip < 0
- * cancels it. */
+ * an event's creation, cudaFree(NULL), which makes the device's context,
+ * CUB's size query), as the runtime can fail any of them (a device gone
+ * unavailable, a context it cannot make). Releases of memory, streams,
+ * events and graphs never fail. A call the runtime refuses anyway (a bad
+ * argument) does not count. skip < 0 cancels it. */
 void pleat_emu_fail_call(long long skip, cudaError_t error);
 /* Whether the failure asked for has not happened yet. */
 int pleat_emu_call_failure_pending(void);

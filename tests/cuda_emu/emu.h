@@ -47,8 +47,8 @@
  *   on a stream that the runtime refuses (pleat_emu_fail_operation), and
  *   the host wait at which the device reports a fault of the work it ran
  *   (pleat_emu_fail_wait; once: unlike a GPU's, the error does not stay),
- *   and the query or setup call that fails (pleat_emu_fail_call: a
- *   device's count or properties, a stream's creation, CUB's size query).
+ *   and the query or setup call that fails (pleat_emu_fail_call, whose
+ *   comment in cuda_runtime_api.h lists them).
  * - Devices. There are two. The current one is the calling thread's;
  *   memory and streams belong to the device current when they were made,
  *   and each device has a legacy stream of its own, as do events. A

@@ -230,8 +230,12 @@ cudaError_t release(void *ptr, bool pinned)
 {
     locked g(big_lock());
     cudaError_t e = unsafe_call();
-    if (e != cudaSuccess || !ptr)
+    if (e != cudaSuccess)
         return e;
+    /* cudaFree(NULL) frees nothing and makes the device's context: the
+     * runtime's idiom for that, a setup call (pleat_emu_fail_call) */
+    if (!ptr)
+        return pinned ? cudaSuccess : refused_call();
     return unmap_block(ptr, pinned);
 }
 

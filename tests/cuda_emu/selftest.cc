@@ -584,8 +584,9 @@ static void failed_waits()
 
 /* Each query and setup call fails when asked to, once, with the error
  * asked for, left for cudaGetLastError, and writes nothing; the same call
- * then succeeds. Launches, sorts and waits do not count, nor does a call
- * the runtime refuses anyway. */
+ * then succeeds. Allocations, sets, launches, sorts, waits and releases do
+ * not count (but cudaFree(NULL), which makes a device's context), nor does
+ * a call the runtime refuses anyway. */
 static void failed_calls()
 {
     const cudaError_t no = cudaErrorDevicesUnavailable;
@@ -636,24 +637,32 @@ static void failed_calls()
         expect(cudaGetLastError() == no, "a failed call leaves its error");
         expect(c.call() == cudaSuccess && !c.untouched() && cudaGetLastError() == cudaSuccess,
                "and then succeeds");
+        cudaSetDevice(0); /* after cudaSetDevice's row */
     }
-    cudaSetDevice(0);
     cudaEventDestroy(e);
-    cudaStreamDestroy(s);
 
-    unsigned *d = zeroed(&s);
     pleat_emu_fail_call(1, no);
     expect(cudaGetDeviceCount(nullptr) == cudaErrorInvalidValue &&
                cudaSetDevice(2) == cudaErrorInvalidDevice && pleat_emu_call_failure_pending(),
            "calls the runtime refuses anyway do not count");
     cudaGetLastError();
+    unsigned *d = device<unsigned>(64);
+    void *temp = device<char>(bytes); /* the size query's, for 100 items: more than enough */
+    cub::DoubleBuffer<uint32_t> halves(d, d + 32);
+    cudaMemsetAsync(d, 0, 64 * sizeof(unsigned), s);
     launch(add_kernel, 1, 32, s, d, 1u);
+    cub::DeviceRadixSort::SortKeys(temp, bytes, halves, 32, 0, 32, s);
     cudaStreamSynchronize(s);
-    expect(cudaGetLastError() == cudaSuccess && pleat_emu_call_failure_pending(),
-           "a launch and a wait do not count");
+    cudaFree(temp);
+    expect(cudaFreeHost(nullptr) == cudaSuccess && cudaGetLastError() == cudaSuccess &&
+               pleat_emu_call_failure_pending(),
+           "memory, a set, a launch, a sort, a wait and releases do not count");
     expect(cudaGetDevice(&n) == cudaSuccess && cudaGetDevice(&n) == no,
            "the one after the skipped ones fails");
     cudaGetLastError();
+    pleat_emu_fail_call(0, no);
+    expect(cudaFree(nullptr) == no && cudaGetLastError() == no && cudaFree(nullptr) == cudaSuccess,
+           "cudaFree(NULL), which makes the device's context, counts");
     pleat_emu_fail_call(0, no);
     pleat_emu_fail_call(-1, cudaSuccess);
     expect(cudaGetDevice(&n) == cudaSuccess && !pleat_emu_call_failure_pending(),
