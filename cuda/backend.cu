@@ -26,6 +26,16 @@ struct device_buffer {
     bool pinned;
 };
 
+/* CUB's temporary storage size for the last sort asked about (its items
+ * and key bits): the query costs driver calls on the host, and a solver
+ * repeats its calls. */
+struct sort_size {
+    unsigned long long items;
+    int bits;
+    size_t bytes;
+    bool known;
+};
+
 typedef struct pleat_cuda {
     int device;
     cudaStream_t stream;          /* for host-pointer calls and the device status */
@@ -47,11 +57,7 @@ typedef struct pleat_cuda {
     device_buffer counters, device_counters;
     device_buffer grid, bounds, seen, keys, order, keys_in, order_in, cols, pos, rest, acc;
     device_buffer temp, list, list_tmp;
-    /* CUB's temp size for the last particle count asked about: the query
-     * costs driver calls on the host, and a solver repeats one count */
-    uint32_t temp_m;
-    size_t temp_bytes;
-    int temp_known;
+    sort_size keys_size, pairs_size; /* temp's and pairs_temp's */
     /* find_pairs' own CUB temp: growing `temp` would free what a captured
      * device-pointer call's graph still uses */
     device_buffer pairs_temp;
@@ -165,6 +171,21 @@ static pleat_status reserve(pleat_cuda *cu, device_buffer *b, size_t count, size
     return PLEAT_OK;
 }
 
+/* The bytes of a sort of `items` on `bits` key bits into *c, asked of CUB
+ * (query) only when those differ from the last ones asked about. */
+template <typename Query>
+static pleat_status sort_temp(sort_size *c, unsigned long long items, int bits, Query query)
+{
+    if (c->known && c->items == items && c->bits == bits)
+        return PLEAT_OK;
+    size_t bytes = 0;
+    cudaError_t e = query(&bytes);
+    if (e != cudaSuccess)
+        return status_of(e);
+    *c = sort_size{items, bits, bytes, true};
+    return PLEAT_OK;
+}
+
 static pleat_status flags_status(unsigned flags)
 {
     if (flags & PLEAT_FLAG_BAD_INDEX)
@@ -184,15 +205,12 @@ static pleat_status flags_status(unsigned flags)
 static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_buffer *counters)
 {
     size_t m = f->m;
-    if (!cu->temp_known || cu->temp_m != f->m) {
-        size_t bytes = 0;
-        cudaError_t e = pleat_cuda_sort_temp_bytes(f->m, &bytes);
-        if (e != cudaSuccess)
-            return status_of(e);
-        cu->temp_m = f->m;
-        cu->temp_bytes = bytes;
-        cu->temp_known = 1;
-    }
+    /* the sort takes all the key's bits (sort.cu) */
+    pleat_status st = sort_temp(&cu->keys_size, m, 32, [&](size_t *bytes) {
+        return pleat_cuda_sort_temp_bytes(f->m, bytes);
+    });
+    if (st != PLEAT_OK)
+        return st;
     struct {
         device_buffer *buf;
         size_t count, size;
@@ -210,13 +228,11 @@ static pleat_status reserve_frame(pleat_cuda *cu, pleat_cuda_frame *f, device_bu
         {&cu->pos, m, sizeof(float4)},
         {&cu->rest, f->rest ? m : 0, sizeof(float4)},
         {&cu->acc, m, 3 * sizeof(unsigned long long)},
-        {&cu->temp, 1, cu->temp_bytes},
+        {&cu->temp, 1, cu->keys_size.bytes},
     };
-    for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i) {
-        pleat_status s = reserve(cu, need[i].buf, need[i].count, need[i].size);
-        if (s != PLEAT_OK)
-            return s;
-    }
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i)
+        if ((st = reserve(cu, need[i].buf, need[i].count, need[i].size)) != PLEAT_OK)
+            return st;
     f->aligned = (uintptr_t)f->particles % 16 == 0 && (uintptr_t)f->out % 16 == 0 &&
                  (uintptr_t)f->rest % 16 == 0;
     f->counters = (pleat_cuda_counters *)counters->data;
@@ -471,14 +487,16 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
         return PLEAT_OK;
     if (total > job->capacity)
         return PLEAT_ERROR_CAPACITY;
-    f->pair_shift = pleat_pair_shift(job->count);
-    size_t temp = 0;
-    if ((e = pleat_cuda_sort_pairs_temp_bytes(total, f->pair_shift, &temp)) != cudaSuccess)
-        return status_of(e);
+    const int shift = f->pair_shift = pleat_pair_shift(job->count);
+    st = sort_temp(&cu->pairs_size, total, shift, [&](size_t *bytes) {
+        return pleat_cuda_sort_pairs_temp_bytes(total, shift, bytes);
+    });
+    if (st != PLEAT_OK)
+        return st;
     const size_t bytes = (size_t)total * 2 * sizeof(uint32_t);
     if ((st = reserve(cu, &cu->list, total, 8)) != PLEAT_OK ||
         (st = reserve(cu, &cu->list_tmp, total, 8)) != PLEAT_OK ||
-        (st = reserve(cu, &cu->pairs_temp, 1, temp)) != PLEAT_OK ||
+        (st = reserve(cu, &cu->pairs_temp, 1, cu->pairs_size.bytes)) != PLEAT_OK ||
         (st = reserve(cu, &cu->host_pairs, 1, bytes)) != PLEAT_OK)
         return st;
     f->mode = PLEAT_CUDA_LIST;

@@ -10,7 +10,8 @@ extern "C" {
 
 extern const pleat_backend_ops pleat_cuda_ops;
 
-/* BACKEND_UNAVAILABLE when there is no such device (no GPU, no driver). */
+/* BACKEND_UNAVAILABLE when there is no such device (no GPU, no driver), or
+ * it cannot be used (see pleat_context_create in pleat.h). */
 pleat_status pleat_cuda_create(int device, void **impl, char *describe, size_t describe_size);
 
 /* pleat_self_collide_device() for a CUDA context; see pleat.h. */

@@ -136,7 +136,8 @@ __device__ static void list_pairs(const pleat_cuda_frame &f, uint32_t lane, bool
  * other threads' hold parts). A block adds its counts to the call's this
  * way, with one atomic each, not one per warp: every warp of every block
  * adds to the same counters, whose atomics the memory system runs one at a
- * time. Every thread of the block calls it. */
+ * time. Every thread of a block of PLEAT_CUDA_BLOCK (WARPS warps) calls
+ * it. */
 template <int N> __device__ static void block_sums(unsigned long long (&v)[N])
 {
     __shared__ unsigned long long warp_parts[N][WARPS];

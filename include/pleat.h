@@ -147,16 +147,17 @@ typedef struct pleat_context_desc {
                                 stage before they sleep. With a job system
                                 (enqueue_tasks) no threads are started: see
                                 there */
-    int cuda_device;       /**< CUDA device ordinal, >= 0; default 0. Each
-                                call on the context makes it the calling
-                                thread's current device and the caller's
-                                current again before it returns; a call that
-                                cannot ask which is current, or set its own,
-                                returns PLEAT_ERROR_DEVICE having done
-                                nothing (pleat_context_destroy frees all the
-                                same). Should the runtime fail to set the
-                                caller's back, the result stands and this
-                                device stays current */
+    int cuda_device;       /**< CUDA device ordinal, >= 0; default 0. A
+                                call that uses the device makes it the
+                                calling thread's current device, and the
+                                caller's current again before it returns.
+                                One that cannot ask which is current, or set
+                                its own, returns PLEAT_ERROR_DEVICE having
+                                done nothing (creation: BACKEND_UNAVAILABLE;
+                                pleat_context_destroy frees all the same).
+                                Should the runtime fail to set the caller's
+                                back, the result stands and this device
+                                stays current */
     int profile;           /**< nonzero: time each stage of every call, for
                                 pleat_context_timings(); costs a clock read per
                                 stage (on CUDA, a wait for the call's stream
@@ -203,10 +204,10 @@ typedef struct pleat_context pleat_context;
  * cuda_device < 0, or only one of enqueue_tasks and finish_tasks set
  * -> INVALID_ARGUMENT; PLEAT_BACKEND_CUDA on a build or
  * machine without CUDA, or whose device cannot be used (held by another
- * process in exclusive mode, in an error state, or with no kernel image
+ * process in exclusive mode, in an error state, with no kernel image
  * it can run: older than every GPU architecture the library was built
- * for, or newer, with a driver that cannot compile the library's PTX)
- * -> BACKEND_UNAVAILABLE, and
+ * for, or newer, with a driver that cannot compile the library's PTX; or
+ * the runtime fails a query of it) -> BACKEND_UNAVAILABLE, and
  * PLEAT_BACKEND_AUTO then runs on the CPU; OUT_OF_MEMORY; a CUDA device
  * that fails while the context sets it up (its stream, its first
  * allocations) -> DEVICE. *out is written
@@ -461,12 +462,13 @@ PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_pa
  *  and PLEAT_ERROR_DEVICE when that
  *  call failed after that point (the call returned an error too: DEVICE,
  *  or OUT_OF_MEMORY when the runtime refused a launch, copy or wait for
- *  lack of memory). A call refused earlier (a bad argument, no memory for
- *  its scratch, or an error the device reported while the call waited for
- *  the last call's work before growing its scratch) does not count: the
- *  status stays the last call's (after such an error, which stays on a
- *  GPU, that is PLEAT_ERROR_DEVICE too). The wait is on the context's own
- *  stream, so the call's stream may already be destroyed.
+ *  lack of memory). A call refused earlier (a bad argument, a failed query
+ *  of the runtime's: the current device, a capture, a sort's size; no
+ *  memory for its scratch, or an error the device reported while the call
+ *  waited for the last call's work before growing its scratch) does not
+ *  count: the status stays the last call's (after such an error, which
+ *  stays on a GPU, that is PLEAT_ERROR_DEVICE too). The wait is on the
+ *  context's own stream, so the call's stream may already be destroyed.
  *  A call captured into a CUDA graph counts as the last call, but its checks
  *  run only when the graph does: wait for the graph's launch stream first
  *  (before any launch, the status is that of the call before it, unless

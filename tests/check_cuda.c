@@ -1243,8 +1243,9 @@ static int fault_got_around(const fault *f, int kept_device)
 
 /* What fail_call saw beside plain failures. */
 typedef struct fault_tally {
-    int got_around; /* calls that got around a failed operation */
-    int ran_whole;  /* device calls failed at a wait once all their work ran */
+    int got_around;          /* calls that got around a failure (fault_got_around) */
+    long long got_around_at; /* the last one's k */
+    int ran_whole;           /* device calls failed at a wait once all their work ran */
 } fault_tally;
 
 /* One call made to fail at its k-th allocation, operation, wait or call,
@@ -1296,7 +1297,7 @@ static int fail_call(const fault *f, long long k, int warm, fault_call *small, f
     pleat_status s = fault_call_only(gpu, large, st);
     int failed = !fault_pending(f);
     fault_arm(f, -1);
-    const int kept = current_is(f->caller);
+    const int kept = current_is(f->caller), context_current = current_is(0);
     cudaSetDevice(0);
     const int queued = pleat_emu_queued_all() != queued_before;
     size_t left = pleat_emu_pending_all();
@@ -1310,10 +1311,12 @@ static int fail_call(const fault *f, long long k, int warm, fault_call *small, f
     }
     const int operation = f->failing == OPERATIONS;
     if (s == PLEAT_OK && fault_got_around(f, kept)) {
+        expect(kept || context_current, "the context's device current", name);
         expect(fault_same(large, want), "the bits after a failure got around", name);
         expect(!device || pleat_context_device_status(gpu) == PLEAT_OK,
                "the device status after a failure got around", name);
         ++tally->got_around;
+        tally->got_around_at = k;
     } else {
         const int ran = device && f->failing == WAITS && fault_particles_are(large, want->host);
         tally->ran_whole += ran;
@@ -1336,23 +1339,60 @@ static int fail_call(const fault *f, long long k, int warm, fault_call *small, f
     return 1;
 }
 
-/* The queries a CUDA context's creation makes before it takes the device
- * (the count of devices, the caller's device, and from another device the
- * context's set, its properties, whether its kernels run there): the
- * device cannot be used when one of them fails. */
+/* The queries a CUDA context's creation makes before it takes the device:
+ * the count of devices, the caller's device, the context's device set
+ * (only from another device), cudaFree(NULL) to make its context, its
+ * properties, whether pleat's kernels run there. The device cannot be used
+ * when one of them fails. */
 static long long setup_probes(const fault *f)
 {
-    return f->failing == CALLS ? 4 + (f->caller != 0) : 0;
+    return f->failing == CALLS ? 5 + (f->caller != 0) : 0;
+}
+
+/* Runs `step` on ctx (or on *made, for a create) with the k + 1-th of f's
+ * failures armed and the fault's caller device current, and then device 0
+ * current again. Returns whether that failure happened; *kept: whether the
+ * caller's device was current after the step. No error may be left in the
+ * runtime. */
+enum setup_step { CREATE, STATUS, DESTROY };
+static const char *const setup_names[] = {"create", "the device status", "destroy"};
+
+static int setup_step_fails(const fault *f, long long k, enum setup_step step,
+                            pleat_context **ctx, pleat_status *s, int *kept)
+{
+    pleat_context_desc desc = pleat_default_context_desc();
+    desc.backend = PLEAT_BACKEND_CUDA;
+    cudaSetDevice(f->caller);
+    fault_arm(f, k);
+    if (step == CREATE)
+        *s = pleat_context_create(&desc, ctx);
+    else if (step == STATUS)
+        *s = pleat_context_device_status(*ctx);
+    else
+        pleat_context_destroy(*ctx);
+    const int failed = !fault_pending(f);
+    fault_arm(f, -1);
+    *kept = current_is(f->caller);
+    const int context_current = current_is(0);
+    cudaSetDevice(0);
+    expect(cudaGetLastError() == cudaSuccess, "an error left in the runtime", setup_names[step]);
+    /* the one failure a step gets around: the caller's device not set
+     * again, which leaves the context's current */
+    expect(*kept || (f->failing == CALLS && context_current), "the caller's current device",
+           setup_names[step]);
+    return failed;
 }
 
 /* Each fault at each allocation, operation, wait or call in turn of a CUDA
- * context's creation, then of pleat_context_device_status() after a device
- * call, with the fault's caller device current: the fault's status
- * (BACKEND_UNAVAILABLE for a failed probe, setup_probes), no context made
- * (a status read later gives the call's), the caller's device current, and
- * no error left in the runtime; or, where the caller's device could not be
- * made current again after all went well, the context made (the status
- * read) and the context's device current. (Neither waits for a stage: the
+ * context's creation, of pleat_context_device_status() after a device call
+ * and of the destruction of a context with that call queued, with the
+ * fault's caller device current. Creation and the status return the
+ * fault's status (creation BACKEND_UNAVAILABLE for a failed probe,
+ * setup_probes), creation makes no context (a status read later gives the
+ * call's), and the caller's device is current again; or, where setting the
+ * caller's device again failed (fault_got_around), creation has made its
+ * context and the status read has given PLEAT_OK. Destruction frees all
+ * the same (a leak fails the sanitized runs). (None waits for a stage: the
  * profiled faults would repeat the others.) */
 static void setup_failures(void)
 {
@@ -1360,75 +1400,66 @@ static void setup_failures(void)
     float *d = to_device(sc.particles, (size_t)sc.count * 4 * sizeof(float));
     pleat_params p = pleat_default_params();
     p.distance = sc.distance;
-    pleat_context_desc desc = pleat_default_context_desc();
-    desc.backend = PLEAT_BACKEND_CUDA;
     for (size_t i = 0; i < FAULTS; ++i) {
         const fault *f = &faults[i];
         if (f->profile)
             continue;
-        long long created = 0, read = 0;
-        int got_around = 0;
-        for (;; ++created) {
+        long long n[3] = {0, 0, 0};
+        int got_around = 0, kept = 0;
+        for (;; ++n[CREATE]) {
             pleat_context *ctx = NULL;
-            cudaSetDevice(f->caller);
-            fault_arm(f, created);
-            pleat_status s = pleat_context_create(&desc, &ctx);
-            int failed = !fault_pending(f);
-            fault_arm(f, -1);
-            const int kept = current_is(f->caller);
-            cudaSetDevice(0);
-            expect(cudaGetLastError() == cudaSuccess, "an error left by create", f->name);
-            if (!failed) {
-                expect(s == PLEAT_OK && kept, "create", f->name);
+            pleat_status s;
+            const int failed = setup_step_fails(f, n[CREATE], CREATE, &ctx, &s, &kept);
+            if (!failed || (s == PLEAT_OK && fault_got_around(f, kept))) {
+                expect(s == PLEAT_OK && ctx, "create", f->name);
                 pleat_context_destroy(ctx);
-                break;
-            }
-            if (s == PLEAT_OK && fault_got_around(f, kept)) {
+                if (!failed)
+                    break;
                 ++got_around;
-                pleat_context_destroy(ctx);
                 continue;
             }
             pleat_status want =
-                created < setup_probes(f) ? PLEAT_ERROR_BACKEND_UNAVAILABLE : f->status;
-            expect(s == want && !ctx && kept, "a failed create", f->name);
+                n[CREATE] < setup_probes(f) ? PLEAT_ERROR_BACKEND_UNAVAILABLE : f->status;
+            expect(s == want && !ctx, "a failed create", f->name);
             expect(pleat_emu_pending_all() == 0, "work left queued by create", f->name);
         }
-        for (;; ++read) {
-            pleat_context *ctx = make(PLEAT_BACKEND_CUDA);
-            expect(pleat_self_collide_device(ctx, d, sc.count, &p, NULL, NULL) == PLEAT_OK,
-                   "a device call", f->name);
-            cudaSetDevice(f->caller);
-            fault_arm(f, read);
-            pleat_status s = pleat_context_device_status(ctx);
-            int failed = !fault_pending(f);
-            fault_arm(f, -1);
-            const int kept = current_is(f->caller);
-            cudaSetDevice(0);
-            expect(cudaGetLastError() == cudaSuccess, "an error left by the status", f->name);
-            if (failed && s == PLEAT_OK && fault_got_around(f, kept))
-                ++got_around;
-            else
-                expect(s == (failed ? f->status : PLEAT_OK) && kept, "the device status",
-                       f->name);
-            expect(pleat_context_device_status(ctx) == PLEAT_OK, "the status read again",
-                   f->name);
-            pleat_context_destroy(ctx);
-            if (!failed)
-                break;
+        for (int step = STATUS; step <= DESTROY; ++step) {
+            for (;; ++n[step]) {
+                pleat_context *ctx = make(PLEAT_BACKEND_CUDA);
+                expect(pleat_self_collide_device(ctx, d, sc.count, &p, NULL, NULL) == PLEAT_OK,
+                       "a device call", f->name);
+                pleat_status s = PLEAT_OK;
+                const int failed = setup_step_fails(f, n[step], step, &ctx, &s, &kept);
+                if (failed && !kept) {
+                    ++got_around;
+                    expect(s == PLEAT_OK, "a failure got around", f->name);
+                } else if (step == STATUS)
+                    expect(s == (failed ? f->status : PLEAT_OK), "the device status", f->name);
+                if (step == STATUS) {
+                    expect(pleat_context_device_status(ctx) == PLEAT_OK, "the status read again",
+                           f->name);
+                    pleat_context_destroy(ctx);
+                }
+                if (!failed)
+                    break;
+            }
         }
-        printf("%-36s %lld in create, %lld in the device status failed in turn\n", f->name,
-               created, read);
-        expect(created > 0 && (f->failing == ALLOCATIONS ? read == 0 : read > 0),
-               "what failed in create and the status", f->name);
+        printf("%-36s %lld in create, %lld in the device status, %lld in destroy failed in turn\n",
+               f->name, n[CREATE], n[STATUS], n[DESTROY]);
         /* after the probes, a stream and an event made; the status read
-         * asks the caller's device; from another device, both set it too,
-         * and set it back at the end, which each gets around */
+         * asks the caller's device and waits once; destroy asks it, and
+         * waits for the call and the context's stream; from another
+         * device, each sets the context's device and the caller's again at
+         * its end, which it gets around */
         const int other = f->caller != 0;
+        expect(n[CREATE] > 0 && (f->failing == ALLOCATIONS ? n[STATUS] == 0 : n[STATUS] > 0),
+               "what failed in create and the status", f->name);
+        expect(n[DESTROY] == (f->failing == WAITS ? 2 : f->failing == CALLS ? 1 + 2 * other : 0),
+               "what failed in destroy", f->name);
         expect(f->failing != CALLS ||
-                   (created == setup_probes(f) + 2 + other && read == 1 + 2 * other),
+                   (n[CREATE] == setup_probes(f) + 2 + other && n[STATUS] == 1 + 2 * other),
                "the calls of create and the status", f->name);
-        expect(got_around == 2 * (f->failing == CALLS && other), "failures got around",
-               f->name);
+        expect(got_around == 3 * (f->failing == CALLS && other), "failures got around", f->name);
     }
     cudaFree(d);
     scene_free(&sc);
@@ -1442,7 +1473,8 @@ static void setup_failures(void)
  * host-pointer call, which has waited for its work and written the
  * caller's data, stands (`want`'s result); a device-pointer call returns
  * PLEAT_ERROR_DEVICE with its work run whole (the CPU's particles, no
- * stats) and the device status says so. No error is left in the runtime. */
+ * stats, the timings as they were) and the device status says so. No error
+ * is left in the runtime, and the same call then gives the CPU's bits. */
 static void refused_mark_fault(fault_call *large, const fault_call *want, cudaStream_t st)
 {
     const int device = fault_on_device(large->kind);
@@ -1456,6 +1488,8 @@ static void refused_mark_fault(fault_call *large, const fault_call *want, cudaSt
         expect(fault_run(gpu, large, st) == PLEAT_OK, "the same call before", name);
         fault_reset(large);
         cudaDeviceSynchronize();
+        pleat_timings timed, timed_after;
+        pleat_context_timings(gpu, &timed);
         pleat_emu_fail_operation(k, cudaErrorLaunchOutOfResources);
         pleat_emu_fail_wait(device ? 0 : 2, cudaErrorLaunchFailure);
         pleat_status s = fault_call_only(gpu, large, st);
@@ -1473,9 +1507,15 @@ static void refused_mark_fault(fault_call *large, const fault_call *want, cudaSt
                        "the call", name);
                 expect(pleat_context_device_status(gpu) == PLEAT_ERROR_DEVICE, "device status",
                        name);
+                pleat_context_timings(gpu, &timed_after);
+                expect(memcmp(&timed, &timed_after, sizeof timed) == 0, "the timings changed",
+                       name);
             } else {
                 expect(s == PLEAT_OK && fault_same(large, want), "the call", name);
             }
+            fault_reset(large);
+            expect(fault_run(gpu, large, st) == PLEAT_OK && fault_same(large, want),
+                   "the call after", name);
         }
         pleat_context_destroy(gpu);
         if (!refused)
@@ -1490,19 +1530,20 @@ static void refused_mark_fault(fault_call *large, const fault_call *want, cudaSt
  * then, unprofiled, a device call waits only for its stats (none without:
  * it never synchronises) and a host call in these checks twice (for its
  * checks before it writes anything, and for what it writes: these scenes
- * have pairs to list or to correct). Its queries and setup calls are then
- * the caller's device asked (and from another device, the context's set
- * and the caller's set again), a device call's question whether its stream
- * is being captured, and find_pairs' size query for its list's sort (the
- * sort of the keys keeps its size from the call before). */
+ * have pairs to list or to correct). Its queries and setup calls are the
+ * caller's device asked (and from another device, the context's set and
+ * the caller's set again), a device call's question whether its stream is
+ * being captured, and CUB's size query for each sort of other sizes than
+ * the call before's (all but a repeated call: the keys', and a pair list's). */
 static long long fault_count(const fault *f, int kind, int warm)
 {
     if (warm && f->failing == ALLOCATIONS)
         return 0;
     if (warm && f->failing == WAITS && !f->profile)
         return fault_on_device(kind) ? kind == FAULT_DEVICE : 2;
-    if (warm && f->failing == CALLS)
-        return 1 + 2 * (f->caller != 0) + fault_on_device(kind) + (kind == FAULT_PAIRS);
+    if (f->failing == CALLS)
+        return 1 + 2 * (f->caller != 0) + fault_on_device(kind) +
+               (warm ? 0 : 1 + (kind == FAULT_PAIRS));
     return -1;
 }
 
@@ -1513,8 +1554,8 @@ static int fault_ran_whole(const fault *f, int kind)
     return f->failing == WAITS && fault_on_device(kind) ? (kind == FAULT_DEVICE) + f->profile : 0;
 }
 
-/* Every fault at every allocation, operation or wait of every kind of
- * call. */
+/* Every fault at every allocation, operation, wait or call of every kind
+ * of call. */
 static void device_failures(pleat_context *cpu)
 {
     cudaStream_t st;
@@ -1545,7 +1586,7 @@ static void device_failures(pleat_context *cpu)
             snprintf(name, sizeof name, "%s, %s, %s", f->name, fault_names[kind],
                      warm_names[warm]);
             long long k = 0;
-            fault_tally tally = {0, 0};
+            fault_tally tally = {0, -1, 0};
             while (fail_call(f, k, warm, &small, &large, &want, st, name, &tally))
                 ++k;
             const long long n = fault_count(f, kind, warm);
@@ -1553,6 +1594,8 @@ static void device_failures(pleat_context *cpu)
             expect(tally.got_around == (f->failing == OPERATIONS ||
                                         (f->failing == CALLS && f->caller != 0)),
                    "failures got around", name);
+            expect(f->failing != CALLS || tally.got_around == 0 || tally.got_around_at == k - 1,
+                   "the call got around is the last", name);
             expect(tally.ran_whole == fault_ran_whole(f, kind),
                    "a failed wait after the whole call", name);
             printf("%-62s %lld %s failed in turn, %d got around\n", name, k,
