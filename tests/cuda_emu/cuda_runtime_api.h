@@ -130,6 +130,11 @@ size_t pleat_emu_pending_all(void);
  * nothing), and the waits the emulator adds to order the legacy stream and
  * blocking streams: so it grows by at least one for each operation. */
 size_t pleat_emu_queued_all(void);
+/* What the program holds: device and pinned allocations not freed, and
+ * streams and events made and not destroyed (graphs aside). Memory the
+ * emulator maps and streams it keeps are out of LeakSanitizer's sight:
+ * a test compares this before and after. */
+size_t pleat_emu_live(void);
 /* The next `skip` device or pinned allocations (of a nonzero size) and
  * graph instantiations succeed and the one after fails with
  * cudaErrorMemoryAllocation, once, as on a GPU whose memory runs out;

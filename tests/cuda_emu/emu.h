@@ -121,6 +121,8 @@ struct armed_failure {
     /* Whether this call is the one to fail; then none is armed. */
     bool fires() { return skip >= 0 && skip-- == 0; }
 };
+/* Device and pinned allocations not freed. */
+size_t live_allocations();
 /* The device works: until the matching leave, the memory of `view`
  * (ALL_DEVICES: copies and sets; a device: its kernels) is readable. */
 const int ALL_DEVICES = -1;

@@ -247,6 +247,12 @@ side pleat_emu::side_of(const void *p, size_t bytes)
     return !a ? HOST : a->pinned ? PINNED : DEVICE;
 }
 
+size_t pleat_emu::live_allocations()
+{
+    locked g(big_lock());
+    return allocations().size();
+}
+
 bool pleat_emu::straddles(const void *p, size_t bytes) { return find(p, 1) && !find(p, bytes); }
 
 void pleat_emu::expect_device(const void *p, size_t bytes, const char *what)

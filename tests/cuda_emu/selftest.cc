@@ -673,6 +673,26 @@ static void failed_calls()
     cudaFree(d);
 }
 
+/* pleat_emu_live counts allocations, streams and events made and not
+ * released, and nothing else (the legacy streams). */
+static void live_objects()
+{
+    const size_t before = pleat_emu_live();
+    unsigned *d = device<unsigned>(4);
+    void *pinned = nullptr;
+    cudaMallocHost(&pinned, 16);
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    cudaEvent_t e;
+    cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+    expect(pleat_emu_live() == before + 4, "two allocations, a stream and an event held");
+    cudaFree(d);
+    cudaFreeHost(pinned);
+    cudaStreamDestroy(s);
+    cudaEventDestroy(e);
+    expect(pleat_emu_live() == before, "and released");
+}
+
 /* ---- CUB ---------------------------------------------------------------------- */
 
 /* The sorts' test keys: the next of a xorshift sequence. */
@@ -951,6 +971,7 @@ int main()
     refused_operations();
     failed_waits();
     failed_calls();
+    live_objects();
     streams();
     devices();
     no_kernel_images();

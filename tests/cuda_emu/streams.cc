@@ -161,6 +161,7 @@ cudaError_t pleat_emu::unsafe_call()
 namespace {
 
 armed_failure refused_operation, failed_wait; /* pleat_emu_fail_operation, _wait */
+size_t live_events; /* made and not destroyed */
 
 /* Whether st takes an operation now: the runtime's own refusals first,
  * then the one a test picked (pleat_emu_fail_operation), which fails with
@@ -450,6 +451,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
     if (cudaError_t e = refused_call())
         return e;
     *event = new pleat_emu_event{current_device(), nullptr, 0, nullptr};
+    ++live_events;
     return cudaSuccess;
 }
 
@@ -459,6 +461,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t event)
     if (!event)
         return fail(cudaErrorInvalidResourceHandle);
     delete event;
+    --live_events;
     return cudaSuccess;
 }
 
@@ -569,6 +572,15 @@ size_t pleat_emu_pending_all(void)
     size_t n = 0;
     for (const pleat_emu_stream *st : streams())
         n += (size_t)(st->submitted - st->done);
+    return n;
+}
+
+size_t pleat_emu_live(void)
+{
+    locked g(big_lock());
+    size_t n = live_allocations() + live_events;
+    for (const pleat_emu_stream *st : streams())
+        n += !st->legacy && !st->destroyed;
     return n;
 }
 
