@@ -488,7 +488,7 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     if (total > job->capacity)
         return PLEAT_ERROR_CAPACITY;
     const int shift = f->pair_shift = pleat_pair_shift(job->count);
-    st = sort_temp(&cu->pairs_size, total, shift, [&](size_t *bytes) {
+    st = sort_temp(&cu->pairs_size, total, 2 * shift, [&](size_t *bytes) {
         return pleat_cuda_sort_pairs_temp_bytes(total, shift, bytes);
     });
     if (st != PLEAT_OK)

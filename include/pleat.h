@@ -463,12 +463,13 @@ PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_pa
  *  call failed after that point (the call returned an error too: DEVICE,
  *  or OUT_OF_MEMORY when the runtime refused a launch, copy or wait for
  *  lack of memory). A call refused earlier (a bad argument, a failed query
- *  of the runtime's: the current device, a capture, a sort's size; no
- *  memory for its scratch, or an error the device reported while the call
- *  waited for the last call's work before growing its scratch) does not
- *  count: the status stays the last call's (after such an error, which
- *  stays on a GPU, that is PLEAT_ERROR_DEVICE too). The wait is on the
- *  context's own stream, so the call's stream may already be destroyed.
+ *  of the runtime's: the current device asked or set, a capture, a sort's
+ *  size; no memory for its scratch, or an error the device reported while
+ *  the call waited for the last call's work before growing its scratch)
+ *  does not count: the status stays the last call's (after such an error,
+ *  which stays on a GPU, that is PLEAT_ERROR_DEVICE too). The wait is on
+ *  the context's own stream, so the call's stream may already be
+ *  destroyed.
  *  A call captured into a CUDA graph counts as the last call, but its checks
  *  run only when the graph does: wait for the graph's launch stream first
  *  (before any launch, the status is that of the call before it, unless
