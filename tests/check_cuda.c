@@ -1353,10 +1353,12 @@ static long long setup_probes(const fault *f)
     return f->failing == CALLS ? 5 + (f->caller != 0) : 0;
 }
 
-enum setup_step { CREATE, STATUS, DESTROY };
-static const char *const setup_names[] = {"create", "the device status", "destroy"};
+enum setup_step { CREATE, STATUS, DESTROY, CREATE_AUTO };
+static const char *const setup_names[] = {"create", "the device status", "destroy",
+                                          "create with AUTO"};
 
-/* Runs `step` (a create into *ctx, or on *ctx) with the k + 1-th of f's
+/* Runs `step` (a create into *ctx, of a CUDA context or with AUTO, or on
+ * *ctx) with the k + 1-th of f's
  * failures armed and the fault's caller device current, and then device 0
  * current again. Returns whether that failure happened; *s: what the
  * create or the status returned; *kept: whether the caller's device was
@@ -1367,10 +1369,10 @@ static int setup_step_fails(const fault *f, long long k, enum setup_step step,
                             pleat_context **ctx, pleat_status *s, int *kept)
 {
     pleat_context_desc desc = pleat_default_context_desc();
-    desc.backend = PLEAT_BACKEND_CUDA;
+    desc.backend = step == CREATE_AUTO ? PLEAT_BACKEND_AUTO : PLEAT_BACKEND_CUDA;
     cudaSetDevice(f->caller);
     fault_arm(f, k);
-    if (step == CREATE)
+    if (step == CREATE || step == CREATE_AUTO)
         *s = pleat_context_create(&desc, ctx);
     else if (step == STATUS)
         *s = pleat_context_device_status(*ctx);
@@ -1395,8 +1397,9 @@ static int setup_step_fails(const fault *f, long long k, enum setup_step step,
  * setup_probes), a failed creation makes no context and keeps none of
  * what it made, and the caller's device is current again; or, where
  * setting the caller's device again failed (fault_got_around), creation
- * has made its context and the status read has given PLEAT_OK.
- * Destruction frees all the same: what the emulator counts as held
+ * has made its context and the status read has given PLEAT_OK. With AUTO
+ * the same failure gives the same status, but for a failed probe: then
+ * the context runs on the CPU. Destruction frees all the same: what the emulator counts as held
  * (pleat_emu_live) is as before the context. (None waits for a stage: the
  * profiled faults would repeat the others.) */
 static void setup_failures(void)
@@ -1431,6 +1434,13 @@ static void setup_failures(void)
             pleat_context_destroy(ctx); /* NULL, or a create that failed wrongly */
             expect(pleat_emu_live() == live, "a failed create kept something", f->name);
             expect(pleat_emu_pending_all() == 0, "work left queued by create", f->name);
+            const int on_cpu = want == PLEAT_ERROR_BACKEND_UNAVAILABLE;
+            expect(setup_step_fails(f, n[CREATE], CREATE_AUTO, &ctx, &s, &kept) && kept &&
+                       s == (on_cpu ? PLEAT_OK : want) && (ctx != NULL) == on_cpu &&
+                       (!ctx || pleat_context_backend(ctx) == PLEAT_BACKEND_CPU),
+                   "AUTO after the same failure", f->name);
+            pleat_context_destroy(ctx);
+            expect(pleat_emu_live() == live, "AUTO kept something", f->name);
         }
         for (int step = STATUS; step <= DESTROY; ++step) {
             for (;; ++n[step]) {
