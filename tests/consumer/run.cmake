@@ -2,7 +2,7 @@
 # runs the consumer project against it with find_package(pleat CONFIG), and
 # builds and runs its C program once more with the compiler alone and the
 # flags of `pkg-config --static` (the installed pleat.pc), as a Makefile
-# would.
+# would (where pkg-config was found: PKG_CONFIG).
 # Inputs: BUILD_DIR, SOURCE_DIR, WORK_DIR, GENERATOR, C_COMPILER, PKG_CONFIG,
 # WINDOWS (true for a Windows pleat), EXE_SUFFIX (.exe there); for a cross
 # build (tests/windows.cmake) also TOOLCHAIN (its toolchain file, for the
@@ -35,8 +35,9 @@ function(pkg_config out)
   separate_arguments(flags UNIX_COMMAND "${flags}")
   set(${out} ${flags} PARENT_SCOPE)
 endfunction()
-if(NOT PKG_CONFIG)
-  message(FATAL_ERROR "no pkg-config: PKG_CONFIG is empty")
+if(NOT PKG_CONFIG) # tests/CMakeLists.txt said so when it registered the test
+  message(STATUS "no pkg-config: the pkg-config half is left out")
+  return()
 endif()
 file(GLOB_RECURSE _pc ${WORK_DIR}/prefix/*/pleat.pc)
 get_filename_component(_pc_dir "${_pc}" DIRECTORY)
