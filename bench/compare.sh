@@ -8,8 +8,8 @@
 #   e.g. bench/compare.sh HEAD~3 --scenes cloud,folded --sizes 64k --threads 1 --isa avx2
 #
 # ROUNDS (default 8) and WORK (default /tmp/pleat-compare) set the rounds
-# and where the builds go. Profiling is off (--no-profile) and the baseline
-# is not timed (--no-baseline) unless asked for.
+# and where the builds go. Every run is given --no-profile and
+# --no-baseline (bench/interleave.sh).
 set -euo pipefail
 [[ $# -ge 1 ]] || { sed -n '2,12p' "$0"; exit 2; }
 rev=$1

@@ -16,8 +16,8 @@
 # many seconds (the table then covers the rounds run). Every run's rows go
 # to RUNS (default: a temporary file). A row whose pair count differs
 # between the benches is said: they then do not compute the same thing.
-# Profiling is off (--no-profile) and the baseline is not timed
-# (--no-baseline) unless asked for.
+# Every run is given --no-profile and --no-baseline: the stages are not
+# timed apart and the plain grid is not timed.
 set -euo pipefail
 benches=()
 while [[ $# -gt 0 && $1 != -* ]]; do
