@@ -91,10 +91,11 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
         return s;
     if (p->distance == 0.0f || f->m < 2)
         f->m = f->parts = 0; /* nothing can collide */
+    if (f->m > 0)
+        pleat_pool_run(cpu->pool, pleat_chunks(f->m), cpu->kern->keys, f);
+    pleat_lap(job->profile, mark, &job->timings.bounds_keys_ms); /* the checks ran either way */
     if (f->m == 0)
         return PLEAT_OK;
-    pleat_pool_run(cpu->pool, pleat_chunks(f->m), cpu->kern->keys, f);
-    pleat_lap(job->profile, mark, &job->timings.bounds_keys_ms);
     pleat_cpu_sort(f, cpu->pool, cpu->kern, cpu->sort_b.data, cpu->radix.data,
                    &cpu->column_order);
     pleat_lap(job->profile, mark, &job->timings.sort_ms);

@@ -303,6 +303,13 @@ Test(api, stage_timings)
     cr_assert_eq(pleat_self_collide(prof, pts, N, &p, NULL), PLEAT_OK);
     cr_assert_eq(pleat_context_timings(prof, &t), PLEAT_OK);
     assert_every_stage_timed(&t);
+    /* a call that can find nothing still checks every particle: its time */
+    p.distance = 0.0f;
+    cr_assert_eq(pleat_self_collide(prof, pts, N, &p, NULL), PLEAT_OK);
+    cr_assert_eq(pleat_context_timings(prof, &t), PLEAT_OK);
+    cr_assert(t.bounds_keys_ms > 0 && t.sort_ms == 0 && t.sweep_ms == 0 && t.apply_ms == 0,
+              "%g %g %g %g", t.bounds_keys_ms, t.sort_ms, t.sweep_ms, t.apply_ms);
+    p.distance = 1.0f;
     /* calls that fail, after running their stages or not, keep the last
      * successful call's timings */
     size_t total = 0;
