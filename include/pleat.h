@@ -347,7 +347,10 @@ typedef struct pleat_stats {
  * than params->max_tests (when not 0) -> TOO_MANY_TESTS.
  * When several apply, the first of: INVALID_ARGUMENT (pointers and params),
  * BAD_INDEX, NONFINITE_INPUT, INVALID_ARGUMENT (inverse mass),
- * TOO_MANY_TESTS (in pleat_find_pairs(), then CAPACITY).
+ * TOO_MANY_TESTS (in pleat_find_pairs(), then CAPACITY). OUT_OF_MEMORY
+ * may come before any of them but the first: the data are checked in
+ * scratch reserved for the whole call, which a refused call may leave
+ * grown.
  */
 PLEAT_API pleat_status pleat_self_collide(pleat_context *ctx, float *particles, uint32_t count,
                                           const pleat_params *params, pleat_stats *stats);
