@@ -1,4 +1,4 @@
-# What the cross-build tests (neon.cmake, windows.cmake) share.
+# What the cross-build tests (neon.cmake, windows.cmake, x86_32.cmake) share.
 
 # Runs a command; fails the test unless it exits 0. Its output is left in `out`.
 function(run)
@@ -50,4 +50,22 @@ function(same_bits_as_here junit name label)
     message(FATAL_ERROR "${label} gives ${there}, this machine ${here}")
   endif()
   message(STATUS "${label} and this machine agree: result hash ${here}")
+endfunction()
+
+# Fails unless every kernel variant that runs here (NATIVE_ISAS, through
+# NATIVE_CHECK: 77 means not here) ran as a test check.<isa> in `junit`,
+# the cross build's tests (`where`: how they ran, for the message). For
+# cross builds to the same processor family.
+function(every_isa_here_ran junit where)
+  if(NOT NATIVE_ISAS)
+    message(FATAL_ERROR "NATIVE_ISAS (this build's kernel variants) is not set")
+  endif()
+  foreach(isa IN LISTS NATIVE_ISAS)
+    set(ENV{PLEAT_CPU_ISA} ${isa})
+    execute_process(COMMAND ${NATIVE_CHECK} RESULT_VARIABLE rc OUTPUT_QUIET)
+    unset(ENV{PLEAT_CPU_ISA})
+    if(NOT rc EQUAL 77 AND NOT junit MATCHES "<testcase name=\"check\\.${isa}\" [^>]*status=\"run\"")
+      message(FATAL_ERROR "check.${isa} runs here but did not run ${where}")
+    endif()
+  endforeach()
 endfunction()

@@ -63,17 +63,7 @@ set(bin ${WORK_DIR}/bin)
 
 # Every variant this machine runs must have run under Wine too (one the CPU
 # lacks is skipped, 77, here and there).
-if(NOT NATIVE_ISAS)
-  message(FATAL_ERROR "NATIVE_ISAS (this build's kernel variants) is not set")
-endif()
-foreach(isa IN LISTS NATIVE_ISAS)
-  set(ENV{PLEAT_CPU_ISA} ${isa})
-  execute_process(COMMAND ${NATIVE_CHECK} RESULT_VARIABLE rc OUTPUT_QUIET)
-  unset(ENV{PLEAT_CPU_ISA})
-  if(NOT rc EQUAL 77 AND NOT junit MATCHES "<testcase name=\"check\\.${isa}\" [^>]*status=\"run\"")
-    message(FATAL_ERROR "check.${isa} runs here but did not run under Wine")
-  endif()
-endforeach()
+every_isa_here_ran("${junit}" "under Wine")
 
 # pleat-bench: its pairs must match the plain grid's (exit 3 otherwise)
 run(${wine} ${bin}/pleat-bench.exe --scenes cloud,folded --sizes 4k --threads 1,2 --repeats 3)

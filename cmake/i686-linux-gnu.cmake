@@ -1,0 +1,7 @@
+# Build for 32-bit x86 Linux with the host's compiler and -m32 (Debian:
+# gcc-<version>-multilib). The programs run natively on an x86-64 host.
+set(CMAKE_SYSTEM_NAME Linux)
+set(CMAKE_SYSTEM_PROCESSOR i686)
+set(CMAKE_C_FLAGS_INIT -m32)
+set(CMAKE_EXE_LINKER_FLAGS_INIT -m32)
+set(CMAKE_SHARED_LINKER_FLAGS_INIT -m32)

@@ -1,0 +1,17 @@
+# Builds pleat and its framework-free tests for 32-bit x86 (-m32) and runs
+# them on this x86-64 machine: pleat-check per ISA (every variant this
+# machine runs) and the same-bits check between them, the fuzz corpus
+# replays, the thread and pool stress tests and the drape sample's smoke
+# test; then checks that pleat-check's result hash equals this machine's.
+# A 32-bit build does its float math in SSE registers (CMakeLists.txt):
+# with x87's, the bits differ. The Criterion suites do not run there (no
+# 32-bit Criterion here).
+# Inputs: SOURCE_DIR, WORK_DIR, GENERATOR, NATIVE_CHECK, NATIVE_ISAS, PLEAT_M32_CC
+# (a C compiler that links -m32 programs).
+include(${CMAKE_CURRENT_LIST_DIR}/cross.cmake)
+
+cross_build_and_test(i686-linux-gnu.cmake "32-bit x86 tests" junit
+                     -DCMAKE_C_COMPILER=${PLEAT_M32_CC} -DPLEAT_CRITERION=OFF
+                     -DPLEAT_BUILD_FUZZ=ON -DPLEAT_BUILD_BENCH=OFF)
+every_isa_here_ran("${junit}" "as a 32-bit program")
+same_bits_as_here("${junit}" check.scalar "32-bit x86")
