@@ -13,7 +13,8 @@ include(${CMAKE_CURRENT_LIST_DIR}/cross.cmake)
 cross_build_and_test(i686-linux-gnu.cmake "32-bit x86 tests" junit
                      -DCMAKE_C_COMPILER=${PLEAT_M32_CC} -DPLEAT_CRITERION=OFF
                      -DPLEAT_BUILD_FUZZ=ON -DPLEAT_FUZZ_LIBFUZZER=OFF -DPLEAT_BUILD_BENCH=OFF)
-# a 32-bit program (ELF class 1), or the check above compared nothing new
+# a 32-bit program (ELF class 1): else the hashes below would compare a
+# 64-bit build with this one
 file(READ ${WORK_DIR}/tests/pleat-check elf LIMIT 5 HEX)
 if(NOT elf STREQUAL "7f454c4601")
   message(FATAL_ERROR "the -m32 build's pleat-check is not a 32-bit ELF program (${elf})")
