@@ -7,6 +7,8 @@
 
 #include "pleat.h"
 
+#include <stdint.h>
+
 typedef enum pleat_job_kind {
     PLEAT_JOB_COLLIDE,    /* correct particles in place */
     PLEAT_JOB_COUNT_PAIRS, /* only count the colliding pairs */
@@ -25,6 +27,19 @@ typedef struct pleat_job {
     pleat_stats stats;       /* out */
     size_t num_pairs;        /* out: pairs found (all kinds) */
 } pleat_job;
+
+/* find_pairs' total into job->num_pairs, and whether the caller's array
+ * holds it (LIST_PAIRS: capacity pairs). A total past SIZE_MAX (a 32-bit
+ * build: 92,683 coincident particles make 2^32 pairs) reads as SIZE_MAX and
+ * fits no array: CAPACITY, a size query's too (pleat.h). */
+static inline pleat_status pleat_pairs_fit(pleat_job *job, uint64_t total)
+{
+    int truncated = (size_t)total != total;
+    job->num_pairs = truncated ? SIZE_MAX : (size_t)total;
+    if (truncated || (job->kind == PLEAT_JOB_LIST_PAIRS && total > job->capacity))
+        return PLEAT_ERROR_CAPACITY;
+    return PLEAT_OK;
+}
 
 typedef struct pleat_backend_ops {
     pleat_status (*run)(void *impl, pleat_job *job);

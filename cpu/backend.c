@@ -32,6 +32,8 @@ typedef struct pleat_cpu {
 static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
 {
     size_t m = f->m, chunks = pleat_chunks(f->m), parts = f->parts;
+    if (m > SIZE_MAX - PLEAT_PAD) /* a 32-bit build: m + PLEAT_PAD would wrap */
+        return PLEAT_ERROR_OUT_OF_MEMORY;
     int sorted_rest = f->rest && m >= PLEAT_SORTED_REST_FROM;
     struct {
         pleat_buffer *buf;
@@ -79,7 +81,7 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
 
     pleat_status s;
     if (f->indices && f->m > 0) { /* an empty subset has nothing to check */
-        s = pleat_buffer_reserve_zeroed(&cpu->seen, ((size_t)f->count + 7) / 8, 1);
+        s = pleat_buffer_reserve_zeroed(&cpu->seen, pleat_seen_bytes(f->count), 1);
         if (s == PLEAT_OK)
             s = pleat_cpu_check_indices(f->indices, f->m, f->count, cpu->seen.data);
         if (s != PLEAT_OK)
@@ -171,10 +173,9 @@ static pleat_status list_pairs(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, d
     pleat_status s = sweep(cpu, f, PLEAT_SWEEP_COUNT, job, mark);
     if (s != PLEAT_OK)
         return s;
-    size_t total = (size_t)job->stats.pairs;
-    job->num_pairs = total;
-    if (total > job->capacity)
-        return PLEAT_ERROR_CAPACITY;
+    if ((s = pleat_pairs_fit(job, job->stats.pairs)) != PLEAT_OK)
+        return s;
+    size_t total = job->num_pairs;
     s = pleat_buffer_reserve(&cpu->list_a, total, sizeof(uint64_t));
     if (s == PLEAT_OK)
         s = pleat_buffer_reserve(&cpu->list_b, total, sizeof(uint64_t));
@@ -221,8 +222,7 @@ static pleat_status cpu_run(void *impl, pleat_job *job)
         return collide(cpu, &f, job, &mark);
     case PLEAT_JOB_COUNT_PAIRS:
         s = sweep(cpu, &f, PLEAT_SWEEP_COUNT, job, &mark);
-        job->num_pairs = (size_t)job->stats.pairs;
-        return s;
+        return s == PLEAT_OK ? pleat_pairs_fit(job, job->stats.pairs) : s;
     case PLEAT_JOB_LIST_PAIRS:
         return list_pairs(cpu, &f, job, &mark);
     }

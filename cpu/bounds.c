@@ -14,7 +14,7 @@ static void clear_seen(const uint32_t *indices, uint32_t set, uint32_t count, ui
         for (uint32_t s = 0; s < set; ++s)
             seen[indices[s] >> 3] = 0; /* its other bits are clear too */
     } else if (count > 0) { /* no bitmap was allocated for no particles */
-        memset(seen, 0, ((size_t)count + 7) / 8);
+        memset(seen, 0, pleat_seen_bytes(count));
     }
 }
 

@@ -482,11 +482,9 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     unsigned long long total = cu->host->pairs;
     job->stats.pairs = total;
     job->stats.tests = cu->host->tests;
-    job->num_pairs = (size_t)total;
-    if (job->kind == PLEAT_JOB_COUNT_PAIRS || total == 0)
-        return PLEAT_OK;
-    if (total > job->capacity)
-        return PLEAT_ERROR_CAPACITY;
+    if ((st = pleat_pairs_fit(job, total)) != PLEAT_OK || job->kind == PLEAT_JOB_COUNT_PAIRS ||
+        total == 0)
+        return st;
     const int shift = f->pair_shift = pleat_pair_shift(job->count);
     st = sort_temp(&cu->pairs_size, total, 2 * shift, [&](size_t *bytes) {
         return pleat_cuda_sort_pairs_temp_bytes(total, shift, bytes);
