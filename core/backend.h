@@ -30,7 +30,7 @@ typedef struct pleat_job {
 
 /* find_pairs' total into job->num_pairs, and whether the caller's array
  * holds it (LIST_PAIRS: capacity pairs). A total past SIZE_MAX (a 32-bit
- * build: 92,683 coincident particles make 2^32 pairs) reads as SIZE_MAX and
+ * build: 92,683 coincident particles make over 2^32 pairs) reads as SIZE_MAX and
  * fits no array: CAPACITY, a size query's too (pleat.h). */
 static inline pleat_status pleat_pairs_fit(pleat_job *job, uint64_t total)
 {
