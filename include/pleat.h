@@ -365,9 +365,10 @@ PLEAT_API pleat_status pleat_self_collide(pleat_context *ctx, float *particles, 
  * errors it is not written. pairs == NULL with capacity == 0 is a size query:
  * PLEAT_OK. pairs == NULL with capacity > 0, or capacity < total:
  * PLEAT_ERROR_CAPACITY and nothing written to pairs. Entries past the total
- * are never written. A total past SIZE_MAX (possible in a 32-bit build:
- * 92,683 coincident particles make over 2^32 pairs) fits no array: *num_pairs
- * gets SIZE_MAX, and the call, a size query too, PLEAT_ERROR_CAPACITY.
+ * are never written. The one exception to both: a total past SIZE_MAX
+ * (possible in a 32-bit build: 92,683 coincident particles make over 2^32
+ * pairs) fits no array, so *num_pairs gets SIZE_MAX and the call, a size
+ * query too, PLEAT_ERROR_CAPACITY.
  * num_pairs NULL -> INVALID_ARGUMENT; other errors as for
  * pleat_self_collide().
  */
