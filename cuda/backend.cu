@@ -341,10 +341,12 @@ static cudaError_t queue_prepare(pleat_cuda *cu, pleat_cuda_frame *f, laps *l)
         e = cudaMemsetAsync(f->seen, 0, ((size_t)f->count + 31) / 32 * sizeof(unsigned), s);
     if (e != cudaSuccess)
         return e;
-    if (f->m == 0) /* no kernel runs, and the counters read as zero */
-        return cudaMemsetAsync(f->counters, 0, sizeof *f->counters, s);
-    if ((e = pleat_cuda_check_and_keys(*f, s)) != cudaSuccess ||
-        (e = lap(l, &l->t->bounds_keys_ms)) != cudaSuccess || !can_collide(*f))
+    /* with no particle no kernel runs, and the counters read as zero; the
+     * checks' stage is timed either way, as on the CPU */
+    e = f->m == 0 ? cudaMemsetAsync(f->counters, 0, sizeof *f->counters, s)
+                  : pleat_cuda_check_and_keys(*f, s);
+    if (e != cudaSuccess || (e = lap(l, &l->t->bounds_keys_ms)) != cudaSuccess ||
+        !can_collide(*f))
         return e;
     if ((e = pleat_cuda_sort(f, cu->temp.data, cu->temp.bytes, s)) != cudaSuccess ||
         (e = pleat_cuda_gather(*f, s)) != cudaSuccess)
@@ -464,29 +466,14 @@ static pleat_status copy_in(pleat_cuda *cu, const pleat_job *job, pleat_cuda_fra
     return status_of(e);
 }
 
-/* find_pairs: count, then (when the caller's array can hold them) list,
- * sort and copy out. */
-static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *f, laps *l)
+/* The pair list of a count of `total` pairs: listed, sorted and copied
+ * out into the caller's array. */
+static pleat_status list_pairs(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *f,
+                               unsigned long long total)
 {
     cudaStream_t s = cu->stream;
-    f->mode = PLEAT_CUDA_COUNT;
-    cudaError_t e = queue_prepare(cu, f, l);
-    if (e != cudaSuccess)
-        return status_of(e);
-    if (can_collide(*f) && (e = pleat_cuda_sweep(*f, s)) != cudaSuccess)
-        return status_of(e);
-    pleat_status st = read_counters(cu, f->counters, s);
-    if (st != PLEAT_OK)
-        return st;
-    pleat_lap(l->on, &l->mark, &l->t->sweep_ms); /* read_counters waited for the stream */
-    unsigned long long total = cu->host->pairs;
-    job->stats.pairs = total;
-    job->stats.tests = cu->host->tests;
-    if ((st = pleat_pairs_fit(job, total)) != PLEAT_OK || job->kind == PLEAT_JOB_COUNT_PAIRS ||
-        total == 0)
-        return st;
     const int shift = f->pair_shift = pleat_pair_shift(job->count);
-    st = sort_temp(&cu->pairs_size, total, 2 * shift, [&](size_t *bytes) {
+    pleat_status st = sort_temp(&cu->pairs_size, total, 2 * shift, [&](size_t *bytes) {
         return pleat_cuda_sort_pairs_temp_bytes(total, shift, bytes);
     });
     if (st != PLEAT_OK)
@@ -501,7 +488,7 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     f->max_tests = 0; /* the count made the same tests, within the limit */
     f->list = (unsigned long long *)cu->list.data;
     f->capacity = total;
-    e = cudaMemsetAsync(f->counters, 0, sizeof *f->counters, s);
+    cudaError_t e = cudaMemsetAsync(f->counters, 0, sizeof *f->counters, s);
     if (e == cudaSuccess)
         e = pleat_cuda_sweep(*f, s);
     /* sorted, then written as i, j uint32 pairs into list or list_tmp */
@@ -517,6 +504,33 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     if (e != cudaSuccess)
         return status_of(e);
     memcpy(job->pairs, cu->host_pairs.data, bytes);
+    return PLEAT_OK;
+}
+
+/* find_pairs: count, then (when the caller's array can hold them) list.
+ * The stages are timed as on the CPU: a call where no pair can collide
+ * times only its checks, a count no list, and a list every stage, also an
+ * empty one. */
+static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *f, laps *l)
+{
+    f->mode = PLEAT_CUDA_COUNT;
+    cudaError_t e = queue_prepare(cu, f, l);
+    if (e != cudaSuccess)
+        return status_of(e);
+    const bool sweeps = can_collide(*f);
+    if (sweeps && (e = pleat_cuda_sweep(*f, cu->stream)) != cudaSuccess)
+        return status_of(e);
+    pleat_status st = read_counters(cu, f->counters, cu->stream);
+    if (st != PLEAT_OK)
+        return st;
+    if (sweeps) /* read_counters waited for the stream */
+        pleat_lap(l->on, &l->mark, &l->t->sweep_ms);
+    unsigned long long total = cu->host->pairs;
+    job->stats.pairs = total;
+    job->stats.tests = cu->host->tests;
+    if ((st = pleat_pairs_fit(job, total)) != PLEAT_OK || job->kind == PLEAT_JOB_COUNT_PAIRS ||
+        !sweeps || (total > 0 && (st = list_pairs(cu, job, f, total)) != PLEAT_OK))
+        return st;
     /* the stream is done: a read of the clock, no wait that could fail
      * once the caller's array is written */
     pleat_lap(l->on, &l->mark, &l->t->apply_ms);

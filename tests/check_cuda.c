@@ -18,6 +18,7 @@
  * particle takes part. Then the asynchronous path (own stream, a CUDA graph), which call
  * the device status reports, a call on the legacy stream while the
  * application captures a blocking stream, the timings of a captured call,
+ * the stages each backend times (the same, also where nothing can collide),
  * scratch freed while calls are queued, a subset call that may read only
  * its subset, and two contexts correcting disjoint subsets of one host
  * array from two threads at once; with two devices, a context on each,
@@ -76,16 +77,16 @@ static pleat_context *make(pleat_backend backend)
     return ctx;
 }
 
-/* A CUDA context that times each stage of its calls (profile), waiting for
- * it. */
-static pleat_context *profiled_cuda(void)
+/* A context that times each stage of its calls (profile): on CUDA, waiting
+ * for each. */
+static pleat_context *profiled(pleat_backend backend)
 {
     pleat_context_desc desc = pleat_default_context_desc();
-    desc.backend = PLEAT_BACKEND_CUDA;
+    desc.backend = backend;
     desc.profile = 1;
     pleat_context *ctx = NULL;
     if (pleat_context_create(&desc, &ctx) != PLEAT_OK)
-        die("a profiled CUDA context");
+        die("a profiled context");
     return ctx;
 }
 
@@ -879,7 +880,7 @@ static void legacy_while_capturing(pleat_context *gpu)
 static void capture_and_timings(pleat_context *cpu)
 {
     const char *name = "capture and timings";
-    pleat_context *gpu = profiled_cuda();
+    pleat_context *gpu = profiled(PLEAT_BACKEND_CUDA);
     expect(pleat_context_device_status(gpu) == PLEAT_OK, "status of a fresh context", name);
     scene sc = scene_make(SCENE_CLOUD, 30000, 0, 5);
     size_t bytes = (size_t)sc.count * 4 * sizeof(float);
@@ -923,6 +924,98 @@ static void capture_and_timings(pleat_context *cpu)
     cudaFree(d);
     scene_free(&sc);
     pleat_context_destroy(gpu);
+}
+
+/* The stages the context's last call timed, as bits: 1 bounds and keys,
+ * 2 sort, 4 sweep, 8 apply. */
+static unsigned timed_stages(const pleat_context *ctx)
+{
+    pleat_timings t;
+    if (pleat_context_timings(ctx, &t) != PLEAT_OK)
+        die("pleat_context_timings");
+    return (t.bounds_keys_ms > 0) | (t.sort_ms > 0) << 1 | (t.sweep_ms > 0) << 2 |
+           (t.apply_ms > 0) << 3;
+}
+
+/* One call, timed: 0 a correction, 1 a pair count, 2 a pair list, 3 device
+ * pointers with stats, 4 without; none on `d` (the call's particles on the
+ * device) changes the caller's particles for the next. */
+static pleat_status timed_call(pleat_context *ctx, int call, const scene *sc, uint32_t count,
+                               const pleat_params *p, const pleat_params *dp, float *d)
+{
+    float *h = copy_floats(sc->particles, (size_t)sc->count * 4);
+    uint32_t *list = NULL;
+    size_t n = 0;
+    pleat_stats st;
+    pleat_status s = PLEAT_ERROR_INVALID_ARGUMENT;
+    switch (call) {
+    case 0: s = pleat_self_collide(ctx, h, count, p, NULL); break;
+    case 1: s = pleat_find_pairs(ctx, h, count, p, NULL, 0, &n); break;
+    case 2: /* the list's call last: the timings are its own */
+        if ((s = pleat_find_pairs(ctx, h, count, p, NULL, 0, &n)) == PLEAT_OK &&
+            (list = malloc(2 * n * sizeof *list + 1)))
+            s = pleat_find_pairs(ctx, h, count, p, list, n, &n);
+        break;
+    case 3: s = pleat_self_collide_device(ctx, d, count, dp, NULL, &st); break;
+    case 4: s = pleat_self_collide_device(ctx, d, count, dp, NULL, NULL); break;
+    }
+    free(list);
+    free(h);
+    return s;
+}
+
+/* Both backends time the same stages of a call (pleat_timings: one
+ * semantics), also where nothing can collide: a call checks its particles
+ * (bounds and keys) whether or not any pair can collide; a pair count
+ * sweeps but writes nothing; a list and a correction run every stage, also
+ * with no pair found. */
+static void same_stages_timed(void)
+{
+    const char *name = "same stages timed";
+    pleat_context *ctxs[2] = {profiled(PLEAT_BACKEND_CPU), profiled(PLEAT_BACKEND_CUDA)};
+    scene sc = scene_make(SCENE_CLOUD, 3000, 0, 31);
+    const size_t bytes = (size_t)sc.count * 4 * sizeof(float);
+    float *d = to_device(sc.particles, bytes);
+    const uint32_t none = 0, *d_none = to_device(&none, sizeof none);
+    const struct {
+        const char *what;
+        float distance; /* times sc.distance */
+        int taking_part; /* 0 none (count 0), 1 an empty subset, 2 one particle, 3 all */
+        unsigned stages[5]; /* per call kind (timed_call) */
+    } cases[] = {
+        {"colliding", 1.0f, 3, {15, 7, 15, 15, 15}},
+        {"no pair within the distance", 1e-3f, 3, {15, 7, 15, 15, 15}},
+        {"distance 0", 0.0f, 3, {1, 1, 1, 1, 1}},
+        {"one particle", 1.0f, 2, {1, 1, 1, 1, 1}},
+        {"an empty subset", 1.0f, 1, {1, 1, 1, 1, 1}},
+        {"count 0", 1.0f, 0, {1, 1, 1, 1, 1}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        pleat_params p = pleat_default_params();
+        p.distance = cases[c].distance * sc.distance;
+        p.indices = cases[c].taking_part == 1 ? &none : NULL;
+        const uint32_t count = cases[c].taking_part == 0   ? 0
+                               : cases[c].taking_part == 2 ? 1
+                                                            : sc.count;
+        pleat_params dp = p;
+        dp.indices = p.indices ? d_none : NULL;
+        for (int b = 0; b < 2; ++b) {
+            for (int call = 0; call < (b ? 5 : 3); ++call) {
+                char what[128];
+                pleat_status s = timed_call(ctxs[b], call, &sc, count, &p, &dp, d);
+                unsigned got = timed_stages(ctxs[b]);
+                snprintf(what, sizeof what, "%s, %s call %d: stages %u timed, want %u",
+                         cases[c].what, b ? "cuda" : "cpu", call, got, cases[c].stages[call]);
+                expect(s == PLEAT_OK && got == cases[c].stages[call], what, name);
+            }
+        }
+    }
+    cudaFree(d);
+    cudaFree((void *)d_none);
+    scene_free(&sc);
+    pleat_context_destroy(ctxs[0]);
+    pleat_context_destroy(ctxs[1]);
+    printf("%-24s %s\n", name, "done");
 }
 
 /* A device call left queued on a stream of the caller's, then a larger call
@@ -1274,7 +1367,7 @@ static int fail_call(const fault *f, long long k, int warm, fault_call *small, f
 {
     const int device = fault_on_device(large->kind);
     const size_t live = pleat_emu_live();
-    pleat_context *gpu = f->profile ? profiled_cuda() : make(PLEAT_BACKEND_CUDA);
+    pleat_context *gpu = f->profile ? profiled(PLEAT_BACKEND_CUDA) : make(PLEAT_BACKEND_CUDA);
     if (warm == 0) {
         fault_reset(small);
         pleat_status primed = fault_run(gpu, small, st);
@@ -1931,6 +2024,7 @@ int main(int argc, char **argv)
     status_rules(cpu);
     legacy_while_capturing(gpu);
     capture_and_timings(cpu);
+    same_stages_timed();
     free_while_queued(cpu);
     subset_only(cpu, gpu);
     shared_array(cpu);
