@@ -1341,6 +1341,14 @@ typedef struct fault_tally {
     int ran_whole;           /* device calls failed at a wait once all their work ran */
 } fault_tally;
 
+/* Destroys ctx (NULL is fine): the emulator must then hold no more than
+ * before the context (`live`), or `what` fails. */
+static void destroy_to(pleat_context *ctx, size_t live, const char *what, const char *name)
+{
+    pleat_context_destroy(ctx);
+    expect(pleat_emu_live() == live, what, name);
+}
+
 /* One call made to fail at its k-th allocation, operation, wait or call,
  * on a fresh context that made first, with warm 0, a smaller call of the
  * same kind (so the call grows its scratch and waits for that call's
@@ -1401,8 +1409,7 @@ static int fail_call(const fault *f, long long k, int warm, fault_call *small, f
     if (!failed) {
         expect(s == PLEAT_OK && kept && fault_same(large, want), "the call without a failure",
                name);
-        pleat_context_destroy(gpu);
-        expect(pleat_emu_live() == live, "the context's destroy kept something", name);
+        destroy_to(gpu, live, "the context's destroy kept something", name);
         return 0;
     }
     const int operation = f->failing == OPERATIONS;
@@ -1431,8 +1438,7 @@ static int fail_call(const fault *f, long long k, int warm, fault_call *small, f
     fault_reset(large);
     expect(fault_run(gpu, large, st) == PLEAT_OK && fault_same(large, want), "the call after",
            name);
-    pleat_context_destroy(gpu);
-    expect(pleat_emu_live() == live, "the context's destroy kept something", name);
+    destroy_to(gpu, live, "the context's destroy kept something", name);
     return 1;
 }
 
@@ -1514,8 +1520,7 @@ static void setup_failures(void)
             const int failed = setup_step_fails(f, n[CREATE], CREATE, &ctx, &s, &kept);
             if (!failed || (s == PLEAT_OK && fault_got_around(f, kept))) {
                 expect(s == PLEAT_OK && ctx, "create", f->name);
-                pleat_context_destroy(ctx);
-                expect(pleat_emu_live() == live, "destroy kept something", f->name);
+                destroy_to(ctx, live, "destroy kept something", f->name);
                 if (!failed)
                     break;
                 ++got_around;
@@ -1524,16 +1529,15 @@ static void setup_failures(void)
             pleat_status want =
                 n[CREATE] < setup_probes(f) ? PLEAT_ERROR_BACKEND_UNAVAILABLE : f->status;
             expect(s == want && !ctx && kept, "a failed create", f->name);
-            pleat_context_destroy(ctx); /* NULL, or a create that failed wrongly */
-            expect(pleat_emu_live() == live, "a failed create kept something", f->name);
+            /* NULL, or a create that failed wrongly */
+            destroy_to(ctx, live, "a failed create kept something", f->name);
             expect(pleat_emu_pending_all() == 0, "work left queued by create", f->name);
             const int on_cpu = want == PLEAT_ERROR_BACKEND_UNAVAILABLE;
             expect(setup_step_fails(f, n[CREATE], CREATE_AUTO, &ctx, &s, &kept) && kept &&
                        s == (on_cpu ? PLEAT_OK : want) && (ctx != NULL) == on_cpu &&
                        (!ctx || pleat_context_backend(ctx) == PLEAT_BACKEND_CPU),
                    "AUTO after the same failure", f->name);
-            pleat_context_destroy(ctx);
-            expect(pleat_emu_live() == live, "AUTO kept something", f->name);
+            destroy_to(ctx, live, "AUTO kept something", f->name);
         }
         for (int step = STATUS; step <= DESTROY; ++step) {
             for (;; ++n[step]) {
