@@ -167,6 +167,19 @@ Test(limits, indices_near_the_largest_count, .timeout = 300)
     munmap(p, bytes);
 }
 
+/* At 64 spots of a 2^32 - 1 array, two free particles 0.5 apart whose rest
+ * positions are 100 apart: a pair, which a call that went on would move
+ * (the rest are zeros: pinned, at rest together). */
+static void spot_pairs(float *p, float *rest)
+{
+    for (size_t k = 0; k < 64; ++k) {
+        size_t i = (size_t)MAX_COUNT / 64 * k;
+        const float two[8] = {(float)k, 0, 0, 1, (float)k + 0.5f, 0, 0, 1};
+        memcpy(p + 4 * i, two, sizeof two);
+        rest[4 * i + 4] = 100.0f;
+    }
+}
+
 /* Every particle of a 2^32 - 1 array taking part: pleat cannot have the
  * scratch here (the hook refuses anything over 1 GiB), so the call must say
  * OUT_OF_MEMORY without writing anything, after asking for sizes that did
@@ -174,12 +187,19 @@ Test(limits, indices_near_the_largest_count, .timeout = 300)
 Test(limits, the_largest_count_asks_for_unwrapped_sizes)
 {
     size_t bytes;
-    float *p = huge_particles(&bytes);
+    float *p = huge_particles(&bytes), *rest = huge_particles(&bytes);
+    spot_pairs(p, rest);
     const int64_t live0 = pleat_alloc_live();
     pleat_context *ctx = hz_context("", 1);
     pleat_params params = pleat_default_params();
     params.distance = 1.0f;
-    params.rest_positions = p; /* zeros: finite */
+    params.rest_positions = rest + 4 * ((size_t)MAX_COUNT / 64);
+    size_t spot_pairs_found = 0; /* a spot alone: its two particles are a pair */
+    cr_assert_eq(pleat_find_pairs(ctx, p + 4 * ((size_t)MAX_COUNT / 64), 2, &params, NULL, 0,
+                                  &spot_pairs_found),
+                 PLEAT_OK);
+    cr_assert_eq(spot_pairs_found, 1);
+    params.rest_positions = rest;
     for (int kind = 0; kind < 3; ++kind) {
         pleat_alloc_reset_largest();
         pleat_alloc_limit((size_t)1 << 30);
@@ -196,12 +216,15 @@ Test(limits, the_largest_count_asks_for_unwrapped_sizes)
         cr_assert(pleat_alloc_largest() >= 4 * (size_t)MAX_COUNT,
                   "largest request %zu bytes for 2^32 - 1 particles", pleat_alloc_largest());
     }
-    /* nothing was written: the mapping is still all zero pages (spot checks) */
+    /* nothing was written: the spots' pairs are where they were, the pair
+     * list (at p) unwritten */
     for (size_t k = 0; k < 64; ++k) {
         size_t i = (size_t)MAX_COUNT / 64 * k;
-        cr_assert(p[4 * i] == 0.0f && p[4 * i + 3] == 0.0f);
+        const float two[8] = {(float)k, 0, 0, 1, (float)k + 0.5f, 0, 0, 1};
+        cr_assert(memcmp(p + 4 * i, two, sizeof two) == 0, "spot %zu changed", k);
     }
     pleat_context_destroy(ctx);
     cr_assert_eq(pleat_alloc_live(), live0, "nothing leaked");
+    munmap(rest, bytes);
     munmap(p, bytes);
 }
