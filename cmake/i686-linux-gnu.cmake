@@ -5,3 +5,6 @@ set(CMAKE_SYSTEM_PROCESSOR i686)
 set(CMAKE_C_FLAGS_INIT -m32)
 set(CMAKE_EXE_LINKER_FLAGS_INIT -m32)
 set(CMAKE_SHARED_LINKER_FLAGS_INIT -m32)
+# Debian's multiarch folder for i386 libraries (an unpacked root's too:
+# PLEAT_CRITERION_ROOT), which CMake does not always learn from gcc -m32
+set(CMAKE_LIBRARY_ARCHITECTURE i386-linux-gnu)

@@ -5,7 +5,7 @@
 #
 # The Criterion suites run too where they can. They need an arm64 root with
 # Criterion unpacked in it, named by the environment's PLEAT_AARCH64_ROOT
-# (cmake/fetch-aarch64-root.sh makes one), and, because Criterion starts
+# (cmake/fetch-debian-root.sh arm64 makes one), and, because Criterion starts
 # each test in a new process by exec, the kernel told to run AArch64
 # programs with qemu (binfmt_misc). .ci/run sets both up. Without them only
 # pleat-check runs, with a warning, or a failure when the environment has
@@ -17,7 +17,8 @@ include(${CMAKE_CURRENT_LIST_DIR}/cross.cmake)
 set(root "$ENV{PLEAT_AARCH64_ROOT}")
 set(missing "")
 if(NOT root OR NOT EXISTS ${root}/usr/lib/aarch64-linux-gnu/libcriterion.so.3)
-  list(APPEND missing "an arm64 root with Criterion in PLEAT_AARCH64_ROOT (cmake/fetch-aarch64-root.sh)")
+  list(APPEND missing
+       "an arm64 root with Criterion in PLEAT_AARCH64_ROOT (cmake/fetch-debian-root.sh arm64)")
 endif()
 set(binfmt /proc/sys/fs/binfmt_misc/qemu-aarch64)
 if(EXISTS ${binfmt})

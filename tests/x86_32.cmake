@@ -1,19 +1,42 @@
-# Builds pleat and its framework-free tests for 32-bit x86 (-m32) and runs
-# them on this x86-64 machine: pleat-check per ISA (every variant this
-# machine runs) and the same-bits check between them, the fuzz corpus
-# replays, the thread and pool stress tests, the drape sample's smoke test
-# and size_max (counts past a 32-bit size_t); then checks that
+# Builds pleat and its tests for 32-bit x86 (-m32) and runs them on this
+# x86-64 machine: pleat-check per ISA (every variant this machine runs) and
+# the same-bits check between them, the fuzz corpus replays, the thread and
+# pool stress tests, the drape sample's smoke test, size_max (counts past a
+# 32-bit size_t) and, where they can, the Criterion suites; then checks that
 # pleat-check's result hash equals this machine's.
 # A 32-bit build does its float math in SSE registers (CMakeLists.txt):
-# with x87's, the bits differ. The Criterion suites do not run there:
-# Debian 12's libcriterion3:i386 would remove the host's Criterion (its
-# libnanomsg5 is not multi-arch).
+# with x87's, the bits differ.
+#
+# The Criterion suites need Debian's i386 Criterion unpacked in a folder
+# named by the environment's PLEAT_I386_ROOT (cmake/fetch-debian-root.sh
+# i386 makes one; installed, libcriterion3:i386 would remove the host's
+# Criterion, as its libnanomsg5 is not multi-arch). The tests run on the
+# host's 32-bit C runtime with the root's libraries on LD_LIBRARY_PATH.
+# Without a root only the framework-free tests run, with a warning, or a
+# failure when the environment has PLEAT_X86_32_SUITES=require (CI).
 # Inputs: SOURCE_DIR, WORK_DIR, GENERATOR, NATIVE_CHECK, NATIVE_ISAS, PLEAT_M32_CC
 # (a C compiler that links -m32 programs).
 include(${CMAKE_CURRENT_LIST_DIR}/cross.cmake)
 
+set(root "$ENV{PLEAT_I386_ROOT}")
+if(root AND EXISTS ${root}/usr/lib/i386-linux-gnu/libcriterion.so.3)
+  set(suites -DPLEAT_CRITERION=ON -DPLEAT_CRITERION_ROOT=${root})
+  set(must_run size_max api.scalar limits) # a suite per ISA, and one for all
+  # for the tests and the processes Criterion starts (a 64-bit program
+  # passes over these 32-bit libraries)
+  set(ENV{LD_LIBRARY_PATH} "${root}/usr/lib/i386-linux-gnu:${root}/lib/i386-linux-gnu")
+else()
+  set(why "an i386 root with Criterion in PLEAT_I386_ROOT (cmake/fetch-debian-root.sh i386)")
+  if("$ENV{PLEAT_X86_32_SUITES}" STREQUAL "require")
+    message(FATAL_ERROR "32-bit x86: the Criterion suites cannot run: missing ${why}")
+  endif()
+  message(WARNING "32-bit x86: only the framework-free tests run; the Criterion suites need ${why}")
+  set(suites -DPLEAT_CRITERION=OFF -DPLEAT_CRITERION_ROOT=)
+  set(must_run size_max)
+endif()
+
 cross_build_and_test(i686-linux-gnu.cmake "32-bit x86 tests" junit
-                     -DCMAKE_C_COMPILER=${PLEAT_M32_CC} -DPLEAT_CRITERION=OFF
+                     -DCMAKE_C_COMPILER=${PLEAT_M32_CC} ${suites}
                      -DPLEAT_BUILD_FUZZ=ON -DPLEAT_FUZZ_LIBFUZZER=OFF -DPLEAT_BUILD_BENCH=OFF)
 # a 32-bit program (ELF class 1): else the hashes below would compare a
 # 64-bit build with this one
@@ -22,7 +45,10 @@ if(NOT elf STREQUAL "7f454c4601")
   message(FATAL_ERROR "the -m32 build's pleat-check is not a 32-bit ELF program (${elf})")
 endif()
 every_isa_here_ran("${junit}" "as a 32-bit program")
-if(NOT junit MATCHES "<testcase name=\"size_max\" [^>]*status=\"run\"")
-  message(FATAL_ERROR "size_max (counts past a 32-bit size_t) did not run")
-endif()
+foreach(test IN LISTS must_run) # size_max: counts past a 32-bit size_t
+  string(REPLACE "." "\\." test_regex "${test}")
+  if(NOT junit MATCHES "<testcase name=\"${test_regex}\" [^>]*status=\"run\"")
+    message(FATAL_ERROR "${test} did not run as a 32-bit program")
+  endif()
+endforeach()
 same_bits_as_here("${junit}" check.scalar "32-bit x86")
