@@ -138,11 +138,17 @@ pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_particles, u
     return s;
 }
 
+/* In the default floating-point environment, as every call into the CUDA
+ * runtime (core/context.c). */
 pleat_status pleat_context_device_status(pleat_context *ctx)
 {
     if (!ctx)
         return PLEAT_ERROR_INVALID_ARGUMENT;
     if (!ctx->ops->device_status)
         return PLEAT_ERROR_BACKEND_UNAVAILABLE;
-    return ctx->ops->device_status(ctx->impl);
+    pleat_fp_env env;
+    pleat_fp_enter(&env);
+    pleat_status s = ctx->ops->device_status(ctx->impl);
+    pleat_fp_leave(&env);
+    return s;
 }

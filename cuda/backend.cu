@@ -466,9 +466,9 @@ static pleat_status copy_in(pleat_cuda *cu, const pleat_job *job, pleat_cuda_fra
     return status_of(e);
 }
 
-/* The pair list of a count of `total` pairs: listed, sorted and copied
- * out into the caller's array. */
-static pleat_status list_pairs(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *f,
+/* The pair list of a count of `total` pairs: listed (a sweep, timed as
+ * one, as on the CPU), sorted and copied out into the caller's array. */
+static pleat_status list_pairs(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *f, laps *l,
                                unsigned long long total)
 {
     cudaStream_t s = cu->stream;
@@ -489,8 +489,8 @@ static pleat_status list_pairs(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame 
     f->list = (unsigned long long *)cu->list.data;
     f->capacity = total;
     cudaError_t e = cudaMemsetAsync(f->counters, 0, sizeof *f->counters, s);
-    if (e == cudaSuccess)
-        e = pleat_cuda_sweep(*f, s);
+    if (e == cudaSuccess && (e = pleat_cuda_sweep(*f, s)) == cudaSuccess)
+        e = lap(l, &l->t->sweep_ms);
     /* sorted, then written as i, j uint32 pairs into list or list_tmp */
     uint32_t *pairs = NULL;
     if (e == cudaSuccess)
@@ -529,7 +529,7 @@ static pleat_status pairs_job(pleat_cuda *cu, pleat_job *job, pleat_cuda_frame *
     job->stats.pairs = total;
     job->stats.tests = cu->host->tests;
     if ((st = pleat_pairs_fit(job, total)) != PLEAT_OK || job->kind == PLEAT_JOB_COUNT_PAIRS ||
-        !sweeps || (total > 0 && (st = list_pairs(cu, job, f, total)) != PLEAT_OK))
+        !sweeps || (total > 0 && (st = list_pairs(cu, job, f, l, total)) != PLEAT_OK))
         return st;
     /* the stream is done: a read of the clock, no wait that could fail
      * once the caller's array is written */
@@ -584,7 +584,11 @@ static pleat_status run_host_job(pleat_cuda *cu, pleat_job *job)
      * only when a correction could have moved something */
     if (!can_collide(f))
         return PLEAT_OK;
-    return copy_out_moved(cu, job, f);
+    st = copy_out_moved(cu, job, f);
+    /* its wait done: a clock read. The write into the caller's array is
+     * the apply's, as on the CPU */
+    pleat_lap(l.on, &l.mark, &l.t->apply_ms);
+    return st;
 }
 
 static pleat_status cuda_run(void *impl, pleat_job *job)

@@ -39,7 +39,8 @@
  *   and pleat_self_collide_device() compute in the default one (round to
  *   nearest, no flush-to-zero or denormals-are-zero, exceptions masked) and
  *   give the caller's back, exception flags included, when they return.
- *   pleat_context_create() and pleat_context_destroy() run in it too.
+ *   pleat_context_create(), pleat_context_destroy() and
+ *   pleat_context_device_status() run in it too.
  *
  * C99 and C++ compatible.
  */
@@ -80,12 +81,19 @@ PLEAT_API const char *pleat_version(void);
 /** Result of every call that can fail. */
 typedef enum pleat_status {
     PLEAT_OK = 0,                    /**< success */
-    PLEAT_ERROR_INVALID_ARGUMENT,    /**< a NULL pointer, a value out of range */
+    PLEAT_ERROR_INVALID_ARGUMENT,    /**< a NULL pointer, a value out of range, a
+                                          negative inverse mass, a context in use by
+                                          another call, or a device call a capture
+                                          cannot hold (see each call) */
     PLEAT_ERROR_NONFINITE_INPUT,     /**< NaN or infinity in a particle or rest position */
     PLEAT_ERROR_BAD_INDEX,           /**< an index >= count, or an index given twice */
-    PLEAT_ERROR_CAPACITY,            /**< the caller's output array is too small */
-    PLEAT_ERROR_OUT_OF_MEMORY,       /**< scratch memory could not be allocated */
-    PLEAT_ERROR_BACKEND_UNAVAILABLE, /**< the requested backend is not built or not present */
+    PLEAT_ERROR_CAPACITY,            /**< the caller's output array is too small (or
+                                          absent: see pleat_find_pairs()) */
+    PLEAT_ERROR_OUT_OF_MEMORY,       /**< memory could not be allocated (scratch, or a
+                                          worker thread could not start) */
+    PLEAT_ERROR_BACKEND_UNAVAILABLE, /**< the requested backend or CPU variant is not
+                                          built or not present, or the call needs
+                                          another backend (device calls on the CPU) */
     PLEAT_ERROR_DEVICE,              /**< the GPU reported an error, or a CUDA call found
                                           an error of the application's pending (see
                                           pleat_self_collide_device()) */
@@ -157,7 +165,9 @@ typedef struct pleat_context_desc {
                                 pleat_context_destroy frees all the same).
                                 Should the runtime fail to set the caller's
                                 back, the result stands and this device
-                                stays current */
+                                stays current. A number past the last device
+                                is a device that cannot be used (see
+                                pleat_context_create()) */
     int profile;           /**< nonzero: time each stage of every call, for
                                 pleat_context_timings(); costs a clock read per
                                 stage (on CUDA, a wait for the call's stream
@@ -215,8 +225,9 @@ typedef struct pleat_context pleat_context;
  * (to learn whether they run there, as the first call would), which may
  * wait for the application's work on the device, or compile PTX.
  * The environment variable PLEAT_CPU_ISA (scalar, ...) forces the CPU kernel
- * variant; a variant this build or CPU lacks -> BACKEND_UNAVAILABLE. Set but
- * empty, it is as if unset.
+ * variant of a context that runs on the CPU; a variant this build or CPU
+ * lacks -> BACKEND_UNAVAILABLE (a context that runs on CUDA does not read
+ * it). Set but empty, it is as if unset.
  */
 PLEAT_API pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context **out);
 
@@ -239,7 +250,11 @@ PLEAT_API const char *pleat_context_describe(const pleat_context *ctx);
  *  time the same stages: a call where no pair can collide (distance 0, or
  *  fewer than two particles taking part) only its checks (bounds_keys_ms),
  *  a pair count (pleat_find_pairs with pairs NULL) no apply_ms, and any
- *  other call every stage, also when it finds no pair. */
+ *  other call every stage, also when it finds no pair. A pair list's
+ *  sweeps (a count, then the list) are both in sweep_ms. On CUDA a
+ *  host-pointer call's copy to the device is in bounds_keys_ms, and its
+ *  copy back into the caller's array in apply_ms (the CPU writes that
+ *  array in its apply too). */
 typedef struct pleat_timings {
     double bounds_keys_ms; /**< checks, bounding box and grid keys */
     double sort_ms;        /**< radix sort of the keys and reordering of the particles */
@@ -270,6 +285,7 @@ PLEAT_API pleat_status pleat_context_timings(const pleat_context *ctx, pleat_tim
  *  called from several threads at once (a call's worker threads grow their
  *  queues while they sweep). */
 typedef void *(*pleat_alloc_fn)(size_t size, size_t alignment, void *alloc_context);
+/** Gives back a block the paired pleat_alloc_fn returned (see above). */
 typedef void (*pleat_free_fn)(void *block, void *alloc_context);
 
 /** Sets the heap every context takes its host memory from: the context,
@@ -278,8 +294,9 @@ typedef void (*pleat_free_fn)(void *block, void *alloc_context);
  *  the stacks of the worker threads). Process-wide; both NULL gives the C
  *  library's malloc and free back. Only while no context exists, so no
  *  block of one heap goes to the other: otherwise, or with only one of the
- *  two NULL -> INVALID_ARGUMENT, and nothing changes. Not to be called
- *  while another thread creates a context. */
+ *  two NULL -> INVALID_ARGUMENT, and nothing changes. alloc_context is
+ *  passed to both, as given. Not to be called while another thread calls
+ *  it or creates a context. */
 PLEAT_API pleat_status pleat_set_allocator(pleat_alloc_fn alloc, pleat_free_fn free_fn,
                                            void *alloc_context);
 
@@ -338,8 +355,12 @@ typedef struct pleat_stats {
  *     delta = stiffness / (w_i + w_j + FLT_EPSILON) * (L - distance) * diff / L
  *     x_i += w_i * delta,  x_j -= w_j * delta
  * and the sums are applied at the end. Coincident pairs (diff = 0) count in
- * stats but are not moved. Sums are kept in fixed point (a quantum of about
- * distance * 2^-30), so the result does not depend on order or threads.
+ * stats but are not moved. Sums are kept in fixed point (a quantum of
+ * 2^(e-30) for a distance in [2^(e-1), 2^e): between distance * 2^-30 and
+ * distance * 2^-29), so the result does not depend on order or threads. One
+ * pair's correction of a particle is clamped to 2^30 quanta (from the
+ * distance to twice it), which only a huge inverse mass with a tiny
+ * distance reaches.
  *
  * stats may be NULL; it is written only on success.
  * Errors (arrays untouched): ctx or params NULL, particles NULL with count > 0,
@@ -485,6 +506,10 @@ PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_pa
  *  run only when the graph does: wait for the graph's launch stream first
  *  (before any launch, the status is that of the call before it, unless
  *  that one failed on the device: then it is unspecified).
+ *  Its own read and wait, when they fail, give DEVICE (OUT_OF_MEMORY when
+ *  the runtime refuses them for lack of memory); they run on the context's
+ *  device, the caller's current device set back as by the calls
+ *  (pleat_context_desc.cuda_device).
  *  ctx NULL -> INVALID_ARGUMENT; not a CUDA context -> BACKEND_UNAVAILABLE. */
 PLEAT_API pleat_status pleat_context_device_status(pleat_context *ctx);
 
