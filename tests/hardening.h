@@ -1,7 +1,8 @@
 /* Helpers of the hardening tests (alloc, concurrency, guard, limits, scale,
  * regressions): scenes, an O(n^2) brute force written out from the contract,
  * contexts per CPU kernel variant, buffers that end at a guard page. No
- * pleat code is used to check pleat. */
+ * pleat code checks pleat here (test_guard and test_concurrency compare
+ * pleat with its own scalar path, as they say). */
 #ifndef PLEAT_TESTS_HARDENING_H
 #define PLEAT_TESTS_HARDENING_H
 
