@@ -204,9 +204,13 @@ scene fp_subnormal_cloud(uint32_t n, uint64_t seed)
 {
     scene s = scene_make(SCENE_CLOUD, n, 0, seed);
     for (uint32_t i = 0; i < s.count; ++i) {
-        s.particles[4 * (size_t)i] *= 1.0f / 32.0f;
-        s.particles[4 * (size_t)i + 1] *= 1e-41f;
-        s.particles[4 * (size_t)i + 2] *= 1e-41f;
+        float *q = s.particles + 4 * (size_t)i;
+        /* every fourth on the x of the one before: a pair whose difference
+         * is all subnormal (where x differs, y and z are worth less than a
+         * quantum of the sum) */
+        q[0] = i % 4 == 3 ? q[-4] : q[0] * (1.0f / 32.0f);
+        q[1] *= 1e-41f;
+        q[2] *= 1e-41f;
     }
     s.distance = 1e-3f;
     return s;
