@@ -374,8 +374,9 @@ typedef struct pleat_stats {
  * BAD_INDEX, NONFINITE_INPUT, INVALID_ARGUMENT (inverse mass),
  * TOO_MANY_TESTS (in pleat_find_pairs(), then CAPACITY). OUT_OF_MEMORY
  * may come before any of them but the first: the data are checked in
- * scratch reserved for the whole call, which a refused call may leave
- * grown.
+ * scratch reserved first, which a refused call may leave grown; it may
+ * also come after them all, from what grows with the pairs found (see the
+ * README's Memory).
  */
 PLEAT_API pleat_status pleat_self_collide(pleat_context *ctx, float *particles, uint32_t count,
                                           const pleat_params *params, pleat_stats *stats);
@@ -458,12 +459,15 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  *   or set CUDA_MODULE_LOADING=EAGER. A build with CUDA 13 needs a
  *   newer driver anyway.
  * Host-pointer calls on a CUDA context copy from the caller's memory (a
- * subset through pinned staging) and may allocate, which a capture in
- * cudaStreamCaptureModeGlobal forbids: while another thread captures in
- * that mode, make none. While a blocking stream
- * (one made without cudaStreamNonBlocking) is being captured, the runtime
- * forbids work on the legacy default stream: a call with stream NULL then
- * returns PLEAT_ERROR_DEVICE, queues nothing and leaves that capture intact.
+ * subset through pinned staging) and may allocate, a device-pointer call
+ * allocates when its scratch grows (the first call of a size), and
+ * creating or destroying a context allocates or frees: all of which a
+ * capture in cudaStreamCaptureModeGlobal on another thread forbids. While
+ * another thread captures in that mode, make no such call. While a
+ * blocking stream (one made without cudaStreamNonBlocking) is being
+ * captured, the runtime forbids work on the legacy default stream: a call
+ * with stream NULL then returns PLEAT_ERROR_DEVICE, queues nothing and
+ * leaves that capture intact.
  *
  * CUDA errors: pleat returns its own through the status and leaves none of
  * them in cudaGetLastError(). An error the application left there (not yet
