@@ -39,9 +39,9 @@ int fp_is_default(void);
 void fp_unspoil(void);
 /* A cloud of about n particles whose x lies in about [0, 1/32) and whose y
  * and z are subnormal, distance 1e-3 (about 40 neighbours along x); every
- * fourth particle has the x of the one before, so that a quarter of them
- * are in a pair whose difference is all subnormal, which FTZ/DAZ would
- * flush to zero: a coincident pair, not moved. */
+ * fourth particle has the x of the one before, so that half of them are
+ * in a pair (n / 4 pairs) whose difference is all subnormal, which FTZ/DAZ
+ * would flush to zero: a coincident pair, not moved. */
 scene fp_subnormal_cloud(uint32_t n, uint64_t seed);
 
 #endif
