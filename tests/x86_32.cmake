@@ -22,9 +22,14 @@ set(root "$ENV{PLEAT_I386_ROOT}")
 if(root AND EXISTS ${root}/usr/lib/i386-linux-gnu/libcriterion.so.3)
   set(suites -DPLEAT_CRITERION=ON -DPLEAT_CRITERION_ROOT=${root})
   set(must_run size_max api.scalar limits) # a suite per ISA, and one for all
-  # for the tests and the processes Criterion starts (a 64-bit program
-  # passes over these 32-bit libraries)
-  set(ENV{LD_LIBRARY_PATH} "${root}/usr/lib/i386-linux-gnu:${root}/lib/i386-linux-gnu")
+  # for the tests and the processes Criterion starts, ahead of the caller's
+  # (a 64-bit program passes over these 32-bit libraries), until they ran
+  set(caller_path "$ENV{LD_LIBRARY_PATH}")
+  set(path "${root}/usr/lib/i386-linux-gnu:${root}/lib/i386-linux-gnu")
+  if(caller_path) # (an empty entry would be the current folder)
+    string(APPEND path ":${caller_path}")
+  endif()
+  set(ENV{LD_LIBRARY_PATH} "${path}")
 else()
   set(why "an i386 root with Criterion in PLEAT_I386_ROOT (cmake/fetch-debian-root.sh i386)")
   if("$ENV{PLEAT_X86_32_SUITES}" STREQUAL "require")
@@ -38,6 +43,9 @@ endif()
 cross_build_and_test(i686-linux-gnu.cmake "32-bit x86 tests" junit
                      -DCMAKE_C_COMPILER=${PLEAT_M32_CC} ${suites}
                      -DPLEAT_BUILD_FUZZ=ON -DPLEAT_FUZZ_LIBFUZZER=OFF -DPLEAT_BUILD_BENCH=OFF)
+if(DEFINED caller_path)
+  set(ENV{LD_LIBRARY_PATH} "${caller_path}")
+endif()
 # a 32-bit program (ELF class 1): else the hashes below would compare a
 # 64-bit build with this one
 file(READ ${WORK_DIR}/tests/pleat-check elf LIMIT 5 HEX)
