@@ -1,8 +1,8 @@
 /* Helpers of the hardening tests (alloc, concurrency, guard, limits, scale,
  * regressions): scenes, an O(n^2) brute force written out from the contract,
  * contexts per CPU kernel variant, buffers that end at a guard page. No
- * pleat code checks pleat here (test_guard and test_concurrency compare
- * pleat with its own scalar path, as they say). */
+ * pleat code checks pleat here (test_guard, test_concurrency and some of
+ * test_alloc compare pleat with its own result elsewhere, as they say). */
 #ifndef PLEAT_TESTS_HARDENING_H
 #define PLEAT_TESTS_HARDENING_H
 

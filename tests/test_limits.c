@@ -1,10 +1,10 @@
 /*
  * Size arithmetic up to the largest count, 2^32 - 1 particles, without the
- * 64 GiB such an array takes: the particle array is a reserved but untouched
- * mapping (pages read as zero and cost nothing until written), and what
- * cannot be allocated is refused by the allocation hook's size limit, which
- * also records the largest size asked for: a size computed in 32 bits would
- * wrap around and come out small.
+ * 64 GiB such an array takes: the particle array is a reserved mapping
+ * (pages read as zero and cost nothing until written, and a test writes a
+ * few), and what cannot be allocated is refused by the allocation hook's
+ * size limit, which also records the largest size asked for: a size
+ * computed in 32 bits would wrap around and come out small.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include "core/alloc.h"
@@ -170,14 +170,22 @@ Test(limits, indices_near_the_largest_count, .timeout = 300)
     munmap(p, bytes);
 }
 
-/* At 64 spots of a 2^32 - 1 array, two free particles 0.5 apart whose rest
- * positions are 100 apart: a pair, which a call that went on would move
- * (the rest are zeros: pinned, at rest together). */
+/* Spot k of 64 in a 2^32 - 1 array: the first of its two particles, and
+ * in `two` the particles themselves, free, 0.5 apart. */
+static size_t spot(size_t k, float two[8])
+{
+    const float pair[8] = {(float)k, 0, 0, 1, (float)k + 0.5f, 0, 0, 1};
+    memcpy(two, pair, sizeof pair);
+    return (size_t)MAX_COUNT / 64 * k;
+}
+
+/* At each spot a pair whose rest positions are 100 apart, which a call that
+ * went on would move (the rest are zeros: pinned, at rest together). */
 static void spot_pairs(float *p, float *rest)
 {
     for (size_t k = 0; k < 64; ++k) {
-        size_t i = (size_t)MAX_COUNT / 64 * k;
-        const float two[8] = {(float)k, 0, 0, 1, (float)k + 0.5f, 0, 0, 1};
+        float two[8];
+        size_t i = spot(k, two);
         memcpy(p + 4 * i, two, sizeof two);
         rest[4 * i + 4] = 100.0f;
     }
@@ -222,8 +230,8 @@ Test(limits, the_largest_count_asks_for_unwrapped_sizes)
     /* nothing was written: the spots' pairs are where they were, the pair
      * list (at p) unwritten */
     for (size_t k = 0; k < 64; ++k) {
-        size_t i = (size_t)MAX_COUNT / 64 * k;
-        const float two[8] = {(float)k, 0, 0, 1, (float)k + 0.5f, 0, 0, 1};
+        float two[8];
+        size_t i = spot(k, two);
         cr_assert(memcmp(p + 4 * i, two, sizeof two) == 0, "spot %zu changed", k);
     }
     pleat_context_destroy(ctx);
