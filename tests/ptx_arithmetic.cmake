@@ -5,18 +5,22 @@
 # division and square root), no flush-to-zero. Fails too unless each file
 # has a kernel and the kernels' rounded arithmetic is there to read.
 
-# (a pattern, what it is) in pairs
+# What must not be there, and what each is (in the same order)
 set(forbidden
-  "[ \t](fma|mad)\\.[a-z0-9.]*f(32|64)" "a fused multiply-add"
+  "[ \t](fma|mad)\\.[a-z0-9.]*f(32|64)"
   "[ \t](add|sub|mul)(\\.sat)?\\.f(32|64)[ \t]"
+  "\\.approx\\."
+  "[ \t]div\\.full\\."
+  "\\.ftz\\.")
+set(forbidden_what
+  "a fused multiply-add"
   "an add, subtract or multiply without a rounding mode, which ptxas may fuse"
-  "\\.approx\\." "an approximate instruction"
-  "[ \t]div\\.full\\." "a division of a few ulps"
-  "\\.ftz\\." "a flush-to-zero instruction")
-set(required
-  "[ \t]mul\\.rn\\.f32[ \t]" "multiply rounded to nearest"
-  "[ \t]div\\.rn\\.f32[ \t]" "IEEE division"
-  "[ \t]sqrt\\.rn\\.f32[ \t]" "IEEE square root")
+  "an approximate instruction"
+  "a division of a few ulps"
+  "a flush-to-zero instruction")
+# What must be there (the kernels' rounded arithmetic, read)
+set(required "[ \t]mul\\.rn\\.f32[ \t]" "[ \t]div\\.rn\\.f32[ \t]" "[ \t]sqrt\\.rn\\.f32[ \t]")
+set(required_what "multiply rounded to nearest" "IEEE division" "IEEE square root")
 
 if(NOT PTX)
   message(FATAL_ERROR "no PTX files given")
@@ -31,24 +35,14 @@ foreach(file IN LISTS PTX)
   string(APPEND text "${ptx}")
 endforeach()
 
-list(LENGTH forbidden n)
-math(EXPR last "${n} - 1")
-foreach(i RANGE 0 ${last} 2)
-  math(EXPR j "${i} + 1")
-  list(GET forbidden ${i} pattern)
-  list(GET forbidden ${j} what)
+foreach(pattern what IN ZIP_LISTS forbidden forbidden_what)
   string(REGEX MATCH "[^\n]*${pattern}[^\n]*" line "${text}")
   if(line)
     string(STRIP "${line}" line)
     string(APPEND failed "\n  ${what}: ${line}")
   endif()
 endforeach()
-list(LENGTH required n)
-math(EXPR last "${n} - 1")
-foreach(i RANGE 0 ${last} 2)
-  math(EXPR j "${i} + 1")
-  list(GET required ${i} pattern)
-  list(GET required ${j} what)
+foreach(pattern what IN ZIP_LISTS required required_what)
   if(NOT text MATCHES "${pattern}")
     string(APPEND failed "\n  no ${what} (${pattern})")
   endif()
