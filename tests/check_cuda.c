@@ -1676,6 +1676,37 @@ static int fault_ran_whole(const fault *f, int kind)
     return f->failing == WAITS && fault_on_device(kind) ? (kind == FAULT_DEVICE) + f->profile : 0;
 }
 
+/* The stage a slow piece of a call's work is timed in (the emulator's
+ * pleat_emu_slow), as on the CPU: a host-pointer correction's copy back
+ * into the caller's array is its apply (the CPU's apply writes there), and
+ * a pair list's second sweep, which starts with a clear of its counters,
+ * is a sweep. The rest of each call takes well under the delay. */
+static void slow_work_stages(void)
+{
+    const char *name = "slow work's stage";
+    enum { DELAY_MS = 250 };
+    pleat_context *gpu = profiled(PLEAT_BACKEND_CUDA);
+    scene sc = scene_make(SCENE_CLOUD, 3000, 0, 37);
+    pleat_params p = pleat_default_params();
+    p.distance = sc.distance;
+    pleat_timings t;
+    /* only the moved particles' copy: the counters' read is smaller */
+    pleat_emu_slow(1024, DELAY_MS, 0);
+    expect(timed_call(gpu, 0, &sc, sc.count, &p, &p, NULL) == PLEAT_OK &&
+               pleat_context_timings(gpu, &t) == PLEAT_OK && t.apply_ms >= DELAY_MS &&
+               t.bounds_keys_ms + t.sort_ms + t.sweep_ms < DELAY_MS,
+           "a correction's copy back is not its apply", name);
+    pleat_emu_slow(0, 0, DELAY_MS);
+    expect(timed_call(gpu, 2, &sc, sc.count, &p, &p, NULL) == PLEAT_OK &&
+               pleat_context_timings(gpu, &t) == PLEAT_OK && t.sweep_ms >= DELAY_MS &&
+               t.bounds_keys_ms + t.sort_ms < DELAY_MS,
+           "a pair list's second sweep is not a sweep", name);
+    pleat_emu_slow(0, 0, 0);
+    scene_free(&sc);
+    pleat_context_destroy(gpu);
+    printf("%-24s %s\n", name, "done");
+}
+
 /* Every fault at every allocation, operation, wait or call of every kind
  * of call. */
 static void device_failures(pleat_context *cpu)
@@ -2041,6 +2072,7 @@ int main(int argc, char **argv)
     shared_array(cpu);
     two_devices(cpu);
 #ifdef PLEAT_CUDA_EMULATOR
+    slow_work_stages();
     device_failures(cpu);
     setup_failures();
     no_kernel_image(cpu);

@@ -183,6 +183,10 @@ int pleat_emu_call_failure_pending(void);
  * cudaErrorNoKernelImageForDevice, while the calls that use no kernel
  * (memory, streams) work. 1 (the start) undoes it. */
 void pleat_emu_kernel_images(int device, int present);
+/* Slow work, for tests of the stage a call times it in: from now on every
+ * copy from device to host memory of at least min_bytes, and every memset,
+ * waits copy_ms or memset_ms milliseconds when it runs (0: none). */
+void pleat_emu_slow(size_t min_bytes, unsigned copy_ms, unsigned memset_ms);
 
 #ifdef __cplusplus
 }

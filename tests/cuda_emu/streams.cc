@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <thread>
@@ -162,6 +163,19 @@ namespace {
 
 armed_failure refused_operation, failed_wait; /* pleat_emu_fail_operation, _wait */
 size_t live_events; /* made and not destroyed */
+size_t slow_min_bytes; /* pleat_emu_slow */
+unsigned slow_copy_ms, slow_memset_ms;
+
+/* w, made to wait ms milliseconds first when ms is not 0. */
+work slowed(work w, unsigned ms)
+{
+    if (ms == 0)
+        return w;
+    return [w, ms]() {
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        w();
+    };
+}
 
 /* Whether st takes an operation now: the runtime's own refusals first,
  * then the one a test picked (pleat_emu_fail_operation), which fails with
@@ -246,6 +260,8 @@ cudaError_t copy_on(pleat_emu_stream *st, void *dst, const void *src, size_t byt
     } else {
         w = [dst, src, bytes]() { memmove(dst, src, bytes); };
     }
+    if (d != DEVICE && s == DEVICE && bytes >= slow_min_bytes) /* to host memory */
+        w = slowed(std::move(w), slow_copy_ms);
     cudaError_t e = submit_to(st, std::move(w));
     if (e == cudaSuccess && blocking && s != HOST && (s != DEVICE || d != DEVICE))
         flush(st, st->submitted);
@@ -306,7 +322,8 @@ cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t str
         return cudaSuccess;
     if (side_of(ptr, bytes) == HOST)
         return fail(cudaErrorInvalidValue);
-    return submit_to(stream_of(stream), [ptr, value, bytes]() { memset(ptr, value, bytes); });
+    return submit_to(stream_of(stream),
+                     slowed([ptr, value, bytes]() { memset(ptr, value, bytes); }, slow_memset_ms));
 }
 
 cudaError_t cudaMemset(void *ptr, int value, size_t bytes)
@@ -564,6 +581,14 @@ int pleat_emu_wait_failure_pending(void)
 {
     locked g(big_lock());
     return failed_wait.pending();
+}
+
+void pleat_emu_slow(size_t min_bytes, unsigned copy_ms, unsigned memset_ms)
+{
+    locked g(big_lock());
+    slow_min_bytes = min_bytes;
+    slow_copy_ms = copy_ms;
+    slow_memset_ms = memset_ms;
 }
 
 size_t pleat_emu_pending_all(void)
