@@ -153,16 +153,22 @@ static pleat_context *spoiled_context(pleat_backend backend, int threads, int mo
     return ctx;
 }
 
-/* sc's particles after one correction, every value under FLT_MIN in
- * magnitude read as zero (as flush-to-zero would give them). */
+/* Every one of n floats under FLT_MIN in magnitude read as zero, as
+ * flush-to-zero and denormals-are-zero read them. */
+static void flush_subnormals(float *v, size_t n)
+{
+    for (size_t k = 0; k < n; ++k)
+        v[k] = fabsf(v[k]) < FLT_MIN ? 0.0f : v[k];
+}
+
+/* sc's particles after one correction, subnormals flushed. */
 static float *corrected_flushed(pleat_context *ctx, const float *particles, uint32_t count,
                                 const pleat_params *p)
 {
     float *out = copy_floats(particles, (size_t)count * 4);
     if (pleat_self_collide(ctx, out, count, p, NULL) != PLEAT_OK)
         die("a correction of the subnormal cloud");
-    for (size_t k = 0; k < (size_t)count * 4; ++k)
-        out[k] = fabsf(out[k]) < FLT_MIN ? 0.0f : out[k];
+    flush_subnormals(out, (size_t)count * 4);
     return out;
 }
 
@@ -173,8 +179,7 @@ static uint32_t moved_by_subnormals(pleat_context *ctx, const scene *sc, const p
 {
     const size_t floats = (size_t)sc->count * 4;
     float *zeroed = copy_floats(sc->particles, floats);
-    for (size_t k = 0; k < floats; ++k)
-        zeroed[k] = fabsf(zeroed[k]) < FLT_MIN ? 0.0f : zeroed[k];
+    flush_subnormals(zeroed, floats);
     float *a = corrected_flushed(ctx, sc->particles, sc->count, p);
     float *b = corrected_flushed(ctx, zeroed, sc->count, p);
     uint32_t moved = 0;
