@@ -6,7 +6,8 @@
 #     build's, e.g. Wine).
 #   MODE=fuzz: libFuzzer for SECONDS seconds on WORK/corpus (kept between
 #     runs) plus the seed folder SEEDS (read only); a crash input is saved in
-#     WORK/artifacts and fails the test. Prints the executions run.
+#     WORK/artifacts and fails the test, which prints it in hex with the
+#     run's seed. Prints the executions run.
 if(MODE STREQUAL "replay")
   set(files)
   set(dirs)
@@ -45,14 +46,22 @@ elseif(MODE STREQUAL "fuzz")
   string(REGEX MATCH "stat::new_units_added: *([0-9]+)" _ "${out}")
   set(added ${CMAKE_MATCH_1})
   if(NOT rc EQUAL 0)
+    # the run's seed (printed first) and each input it saved, in hex (xxd -r
+    # -p makes the file again), for a log that outlives the build folder
+    string(REGEX MATCH "Seed: [0-9]+" seed "${out}")
     string(LENGTH "${out}" len)
     if(len GREATER 12000)
       math(EXPR from "${len} - 12000")
       string(SUBSTRING "${out}" ${from} -1 out)
     endif()
     file(GLOB crashes ${WORK}/artifacts/*)
-    message(FATAL_ERROR "fuzzer failed (${rc}) after ${execs} executions; "
-      "inputs saved: ${crashes}\n${out}")
+    set(saved)
+    foreach(crash IN LISTS crashes)
+      file(READ ${crash} bytes HEX)
+      string(APPEND saved "${crash} (hex): ${bytes}\n")
+    endforeach()
+    message(FATAL_ERROR "fuzzer failed (${rc}) after ${execs} executions (${seed})\n"
+      "${saved}${out}")
   endif()
   message(STATUS "${FUZZER}: ${execs} executions in ${SECONDS} s, ${added} new corpus inputs")
 else()
