@@ -1680,7 +1680,10 @@ static int fault_ran_whole(const fault *f, int kind)
  * pleat_emu_slow), as on the CPU: a host-pointer correction's copy back
  * into the caller's array is its apply (the CPU's apply writes there), and
  * a pair list's second sweep, which starts with a clear of its counters,
- * is a sweep. The rest of each call takes well under the delay. */
+ * is a sweep. The stages' laps split the call's time, so the delay is in
+ * one stage; the rest of the call takes well under it, and so the stage
+ * that reaches it holds it. (No bound on the other stages: on a loaded
+ * machine they can take longer than the delay.) */
 static void slow_work_stages(void)
 {
     const char *name = "slow work's stage";
@@ -1693,13 +1696,11 @@ static void slow_work_stages(void)
     /* only the moved particles' copy: the counters' read is smaller */
     pleat_emu_slow(1024, DELAY_MS, 0);
     expect(timed_call(gpu, 0, &sc, sc.count, &p, &p, NULL) == PLEAT_OK &&
-               pleat_context_timings(gpu, &t) == PLEAT_OK && t.apply_ms >= DELAY_MS &&
-               t.bounds_keys_ms + t.sort_ms + t.sweep_ms < DELAY_MS,
+               pleat_context_timings(gpu, &t) == PLEAT_OK && t.apply_ms >= DELAY_MS,
            "a correction's copy back is not its apply", name);
     pleat_emu_slow(0, 0, DELAY_MS);
     expect(timed_call(gpu, 2, &sc, sc.count, &p, &p, NULL) == PLEAT_OK &&
-               pleat_context_timings(gpu, &t) == PLEAT_OK && t.sweep_ms >= DELAY_MS &&
-               t.bounds_keys_ms + t.sort_ms < DELAY_MS,
+               pleat_context_timings(gpu, &t) == PLEAT_OK && t.sweep_ms >= DELAY_MS,
            "a pair list's second sweep is not a sweep", name);
     pleat_emu_slow(0, 0, 0);
     scene_free(&sc);
