@@ -32,7 +32,7 @@ mapfile -t pkgs < <(apt-cache depends --recurse --no-recommends --no-suggests --
   echo "apt knows no libcriterion3:$arch: $arch not added, or no apt-get update since" >&2
   exit 1
 }
-apt-get download -qq -o Acquire::Retries=3 "${pkgs[@]}" # (a fetch that failed is tried again)
+apt-get download -qq "${pkgs[@]}"
 for deb in *.deb; do dpkg -x "$deb" "$work"; done
 test -e "$work/usr/lib/$triplet/libcriterion.so.3"
 rm -rf "$work/.debs" "$dir"
