@@ -6,8 +6,8 @@
 #     build's, e.g. Wine).
 #   MODE=fuzz: libFuzzer for SECONDS seconds on WORK/corpus (kept between
 #     runs) plus the seed folder SEEDS (read only); a crash input is saved in
-#     WORK/artifacts and fails the test, which prints it in hex with the
-#     run's seed. Prints the executions run.
+#     WORK/artifacts (emptied first) and fails the test, which prints it in
+#     hex with the run's seed. Prints the executions run.
 if(MODE STREQUAL "replay")
   set(files)
   set(dirs)
@@ -35,6 +35,7 @@ if(MODE STREQUAL "replay")
   endif()
   message(STATUS "${n} inputs replayed without a finding")
 elseif(MODE STREQUAL "fuzz")
+  file(REMOVE_RECURSE ${WORK}/artifacts) # what a failure prints is this run's
   file(MAKE_DIRECTORY ${WORK}/corpus ${WORK}/artifacts)
   execute_process(COMMAND ${FUZZER}
       -max_total_time=${SECONDS} -print_final_stats=1 -timeout=30 -rss_limit_mb=4096
@@ -49,6 +50,9 @@ elseif(MODE STREQUAL "fuzz")
     # the run's seed (printed first) and each input it saved, in hex (xxd -r
     # -p makes the file again), for a log that outlives the build folder
     string(REGEX MATCH "Seed: [0-9]+" seed "${out}")
+    if(NOT seed)
+      set(seed "no seed printed")
+    endif()
     string(LENGTH "${out}" len)
     if(len GREATER 12000)
       math(EXPR from "${len} - 12000")
@@ -57,7 +61,7 @@ elseif(MODE STREQUAL "fuzz")
     file(GLOB crashes ${WORK}/artifacts/*)
     set(saved)
     foreach(crash IN LISTS crashes)
-      file(READ ${crash} bytes HEX)
+      file(READ "${crash}" bytes HEX)
       string(APPEND saved "${crash} (hex): ${bytes}\n")
     endforeach()
     message(FATAL_ERROR "fuzzer failed (${rc}) after ${execs} executions (${seed})\n"
