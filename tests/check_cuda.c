@@ -1680,10 +1680,9 @@ static int fault_ran_whole(const fault *f, int kind)
  * pleat_emu_slow), as on the CPU: a host-pointer correction's copy back
  * into the caller's array is its apply (the CPU's apply writes there), and
  * a pair list's second sweep, which starts with a clear of its counters,
- * is a sweep. The stages' laps split the call's time, so the delay is in
- * one stage; the rest of the call takes well under it, and so the stage
- * that reaches it holds it. (No bound on the other stages: on a loaded
- * machine they can take longer than the delay.) */
+ * is a sweep. Laps are disjoint and each waits for its work, so the delay
+ * lies in one lap: the checked stage's lower bound fails when the work
+ * moves. (No bound on the others: under load they can exceed the delay.) */
 static void slow_work_stages(void)
 {
     const char *name = "slow work's stage";
