@@ -2,8 +2,9 @@
 # x86-64 machine: pleat-check per ISA (every variant this machine runs) and
 # the same-bits check between them, the fuzz corpus replays, the thread and
 # pool stress tests, the drape sample's smoke test, size_max (counts past a
-# 32-bit size_t) and, where they can, the Criterion suites; then checks that
-# pleat-check's result hash equals this machine's.
+# 32-bit size_t) and, where they can, the Criterion suites (linked without
+# PIE, which it checks: tests/CMakeLists.txt); then checks that pleat-check's
+# result hash equals this machine's.
 # A 32-bit build does its float math in SSE registers (CMakeLists.txt):
 # with x87's, the bits differ.
 #
