@@ -8,8 +8,9 @@
  * fifth or more of the pairs cross (each part is then shorter than the 253
  * columns between a column and its +1 hash1 neighbour), and having part r
  * scan every earlier queue for its own entries cost O(parts x entries): 97M
- * scans for 3M entries with 64 threads on a 4M cloud. Generic (not per
- * ISA). */
+ * scans for 3M entries with 64 threads on a 4M cloud. Queues and tables
+ * are scratch like the rest (pleat_malloc_huge: pleat.h's 2 MiB alignment
+ * for blocks of 4 MiB and more). Generic (not per ISA). */
 #include "core/alloc.h"
 #include "cpu.h"
 
@@ -70,8 +71,8 @@ static int table_room(pleat_part *part, size_t more)
         slots *= 2;
     if (slots == part->slots)
         return 1;
-    pleat_owed *table = slots <= SIZE_MAX / sizeof *table ? pleat_malloc(slots * sizeof *table)
-                                                          : NULL;
+    pleat_owed *table =
+        slots <= SIZE_MAX / sizeof *table ? pleat_malloc_huge(slots * sizeof *table) : NULL;
     if (!table)
         return 0;
     empty_slots(table, slots);
@@ -91,7 +92,7 @@ static int grow(pleat_part *part)
     size_t capacity = part->capacity ? 2 * part->capacity : 1024;
     capacity = capacity < part->limit ? capacity : part->limit;
     pleat_foreign *items =
-        capacity <= SIZE_MAX / sizeof *items ? pleat_malloc(capacity * sizeof *items) : NULL;
+        capacity <= SIZE_MAX / sizeof *items ? pleat_malloc_huge(capacity * sizeof *items) : NULL;
     if (!items)
         return 0;
     if (part->count)
