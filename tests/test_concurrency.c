@@ -216,8 +216,19 @@ Test(concurrency, a_call_on_a_context_in_use_is_refused_and_writes_nothing)
     cr_assert_eq(num, 12345);
     for (size_t k = 0; k < 2 * e.num_pairs + 2; ++k)
         cr_assert_eq(pairs[k], 0xeeeeeeeeu);
-    /* argument errors keep their priority over the busy context */
+    /* argument errors keep their priority over the busy context: more
+     * indices than particles, and a device call on a CPU context */
     cr_assert_eq(pleat_self_collide(ctx, NULL, 3, &e.params, NULL), PLEAT_ERROR_INVALID_ARGUMENT);
+    const uint32_t three[3] = {0, 1, 2};
+    pleat_params too_many = e.params;
+    too_many.indices = three;
+    too_many.num_indices = 3;
+    cr_assert_eq(pleat_self_collide(ctx, p, 2, &too_many, &st), PLEAT_ERROR_BAD_INDEX);
+    cr_assert_eq(pleat_find_pairs(ctx, p, 2, &too_many, NULL, 0, &num), PLEAT_ERROR_BAD_INDEX);
+    cr_assert_eq(pleat_self_collide_device(ctx, p, e.sc.count, &e.params, NULL, &st),
+                 PLEAT_ERROR_BACKEND_UNAVAILABLE);
+    cr_assert(memcmp(p, e.sc.particles, bytes) == 0 && st.pairs == 7 && st.tests == 7 &&
+              num == 12345);
     pleat_context_release(ctx);
 
     /* released: it works, with the right answer */
