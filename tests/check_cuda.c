@@ -250,13 +250,18 @@ static void limits(pleat_context *cpu, pleat_context *gpu, const scene *sc, cons
             free(pc);
             free(pg);
         }
-        /* a list one pair short of the total; over the limit, a list with
-         * room for every pair, made without the size query first */
-        for (int k = 0; k < 2 && (over || sa->pairs > 0); ++k)
-            pair_list_refused(k ? gpu : cpu, sc, &hp, sa->pairs - (uint64_t)!over,
+        /* a list one pair short of the total; over the limit, also one with
+         * room for every pair, both made without the size query first
+         * (TOO_MANY_TESTS comes before CAPACITY) */
+        for (int k = 0; k < 4; ++k) {
+            const int cuda = k & 1, short_by = k < 2;
+            if (short_by ? sa->pairs == 0 : !over)
+                continue;
+            pair_list_refused(cuda ? gpu : cpu, sc, &hp, sa->pairs - short_by,
                               over ? PLEAT_ERROR_TOO_MANY_TESTS : PLEAT_ERROR_CAPACITY,
-                              sa->pairs, k ? "pair list refused (cuda)" : "pair list refused (cpu)",
-                              name);
+                              sa->pairs,
+                              cuda ? "pair list refused (cuda)" : "pair list refused (cpu)", name);
+        }
         float *d_stats = to_device(sc->particles, bytes);
         float *d_async = to_device(sc->particles, bytes);
         expect(pleat_self_collide_device(gpu, d_stats, sc->count, &devp, NULL, &s_dev) == want &&

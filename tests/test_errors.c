@@ -471,9 +471,10 @@ Test(errors, index_checks_leave_nothing_behind)
 /* Both entry points with max_tests = limit: self_collide on a copy of the
  * scene's particles (its status, stats and particles), and find_pairs, a
  * size query, then, when it passed, a list of that many pairs (its status
- * and count, and the list's hash); when it failed, a list with room for
- * `room` pairs, made without the query (its status in list_refused, and
- * whether it wrote nothing). */
+ * and count, and the list's hash); when it failed, lists with room for
+ * `room` pairs and for one fewer, made without the query (list_refused:
+ * their status when both gave the same, else PLEAT_OK; and whether they
+ * wrote nothing). */
 typedef struct limited {
     pleat_status collide, pairs, list_refused;
     pleat_stats stats;
@@ -506,6 +507,10 @@ static limited run_limited(pleat_context *ctx, const scene *s, pleat_params p, u
         r.pairs_hash = hash_bytes(list, r.num_pairs * 2 * sizeof *list);
     } else {
         r.list_refused = pleat_find_pairs(ctx, s->particles, s->count, &p, list, capacity, &n);
+        if (capacity > 0 && /* one pair short too: TOO_MANY_TESTS comes before CAPACITY */
+            pleat_find_pairs(ctx, s->particles, s->count, &p, list, capacity - 1, &n) !=
+                r.list_refused)
+            r.list_refused = PLEAT_OK;
         r.list_untouched = n == 777;
         for (size_t k = 0; k < (capacity + 1) * 2; ++k)
             r.list_untouched &= list[k] == 0xababababu;
