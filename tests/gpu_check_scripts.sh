@@ -83,9 +83,9 @@ mkdir -p "$fake/bin"
 printf '#!/usr/bin/env bash\necho "Stand-in GPU, 0.0, 1 MiB"\n' >"$fake/bin/nvidia-smi"
 chmod +x "$fake/bin/nvidia-smi"
 stand_in_check "$fake/build/tests/pleat-check-cuda" "809 passed, 0 failed" 0
-stand_in_hash() { # the GPU's result hash (the CPU's is 0123abcd)
-  printf '#!/usr/bin/env bash\n[[ ${1:-} == --cuda ]] && echo "result hash %s" || echo "result hash 0123abcd"\n' \
-    "$1" >"$fake/build/tests/pleat-check"
+stand_in_hash() { # the GPU's result hash (the CPU's is 0123abcd), its run's exit status
+  printf '#!/usr/bin/env bash\nif [[ ${1:-} == --cuda ]]; then echo "result hash %s"; exit %s; fi\necho "result hash 0123abcd"\n' \
+    "$1" "${2:-0}" >"$fake/build/tests/pleat-check"
   chmod +x "$fake/build/tests/pleat-check"
 }
 stand_in_hash 0123abcd
@@ -125,6 +125,29 @@ gpu_check "$work/gpu-differs.txt" || status=$?
 expect "other bits are said" "^same result hash: 0$" "$work/gpu-differs.txt"
 ((status != 0)) || { echo "FAIL: check-on-gpu.sh passed other bits"; failures=$((failures + 1)); }
 expect_not "no table without BASE or VARIANTS" "interleaved runs" "$work/gpu-differs.txt"
+
+# each GPU step's failure fails the check, the same hashes or not: the
+# check against the CPU, pleat-check --cuda, a sanitizer
+fails_with() { # what, the summary's line, then VAR=value ...
+  local what=$1 line=$2
+  shift 2
+  status=0
+  gpu_check "$work/fails.txt" "$@" || status=$?
+  expect "$what is said" "$line" "$work/fails.txt"
+  ((status != 0)) || { echo "FAIL: check-on-gpu.sh passed $what"; failures=$((failures + 1)); }
+}
+stand_in_hash 0123abcd
+stand_in_check "$fake/build/tests/pleat-check-cuda" "800 passed, 9 failed" 1
+fails_with "the GPU check's failure" "^GPU against CPU: 800 passed, 9 failed \(exit 1\)$"
+stand_in_check "$fake/build/tests/pleat-check-cuda" "809 passed, 0 failed" 0
+stand_in_hash 0123abcd 3
+fails_with "pleat-check --cuda's failure" "^pleat-check --cuda: result hash 0123abcd \(exit 3\)$"
+stand_in_hash 0123abcd
+printf '#!/usr/bin/env bash\necho "========= ERROR SUMMARY: 2 errors"\nexit 1\n' \
+  >"$fake/bin/compute-sanitizer"
+chmod +x "$fake/bin/compute-sanitizer"
+fails_with "a sanitizer's finding" "^sanitizers: .*ERROR SUMMARY: 2 errors.*\(exit 1\)$" SANITIZE=1
+rm "$fake/bin/compute-sanitizer"
 
 # the experiments waiting for a GPU: each patch still applies to this tree
 # (a patch that main's changes broke would fail only in the GPU session),
