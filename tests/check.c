@@ -7,9 +7,10 @@
  * quarter of the particles), each with pairs, it checks the pair list
  * against brute force, the response against the double-precision
  * reference, and that 1 and 3 threads give the same bits; then prints a hash
- * of every result. The small scenes fit in one part of the work; a last
- * scene of 12k particles splits over the 3 threads, so part boundaries,
- * corrections owed across them and the apply's parts are checked too. Then a
+ * of every result. The small scenes (200 to 1199 particles) take one or two
+ * parts of the work; a last scene of 12k particles splits over the 3
+ * threads, so part boundaries, corrections owed across them and the
+ * apply's parts are checked too. Then a
  * few cases with exactly known answers, from the Criterion response suite,
  * which a build without Criterion would otherwise never run (on the GPU
  * machine: through the CUDA backend), and that the caller's floating-point
