@@ -14,11 +14,10 @@
  * Fixed point: corrections are summed per particle in int64 units of
  * quantum = 2^(e - 30), where distance lies in [2^(e-1), 2^e) (e >= -90 so
  * 1 / quantum is a float). In exact arithmetic one correction is at most the
- * distance, below 2^30 quanta; in floats it can come out larger when c is
- * subnormal (a huge inverse mass beside a tiny distance: rounding c inflated
- * one to 2.5 * 2^30), so every correction is clamped to +-2^30 quanta
- * (pleat_quanta) and converts through int32: SIMD units have that
- * conversion, not the one to int64, and out of range it differs by target.
+ * distance, below 2^30 quanta, and converts through int32: SIMD units have
+ * that conversion, not the one to int64. Out of range that conversion
+ * differs by target, so every correction is clamped to +-2^30 quanta first
+ * (pleat_quanta), which only rounding could reach.
  */
 #ifndef PLEAT_CORE_PAIR_H
 #define PLEAT_CORE_PAIR_H
@@ -108,11 +107,17 @@ PLEAT_HD int32_t pleat_quanta(float x)
  * lies in [1/4, 1/2): length and direction stay accurate even where |diff|^2
  * would be subnormal, and with l = |u| < 1, L = l * 2^e and the inverse
  * masses halved (h_i = w_i / 2, h = h_i + h_j + FLT_EPSILON / 2):
- *     c = stiffness * (L - distance) / (h * l),  x_i += h_i * c * u
- * which is the formula of pleat.h with one division. Halved, the weights'
- * sum stays finite for every finite inverse mass, and l < 1 keeps h * l
- * finite too: with (w_i + w_j + FLT_EPSILON) * l, inverse masses above
- * about 1e37 made it infinite and the pair was not moved. */
+ *     t = stiffness * (L - distance) / quantum,  r_i = h_i / (h * l)
+ *     x_i += (r_i * (t * u)) quanta
+ * which is the formula of pleat.h. Every factor stays in range: |t| is the
+ * overlap in quanta, below 2^30, and r_i is in [0, 1 / l], with l >= 1/4.
+ * Halved, the weights' sum stays finite for every finite inverse mass (with
+ * w_i + w_j + FLT_EPSILON, inverse masses above about 1e37 made h * l
+ * infinite, and the pair did not move). And no factor is a tiny quotient:
+ * with c = stiffness * (L - distance) / (h * l), x_i += h_i * c * u, an
+ * overlap below about 1e-38 of h made c subnormal, which kept a few bits
+ * or none (w = 1e36, distance 1e-9: the pair did not move), and took a
+ * pinned particle's partner 40% too far. */
 PLEAT_HD void pleat_pair_correction(float dx, float dy, float dz, float wi, float wj,
                                     const pleat_pair_consts *k, int64_t ci[3], int64_t cj[3])
 {
@@ -135,12 +140,13 @@ PLEAT_HD void pleat_pair_correction(float dx, float dy, float dz, float wi, floa
     float l = sqrtf(pleat_length2(u[0], u[1], u[2]));
     float len = pleat_scale2(l, e);
     float hi = 0.5f * wi, hj = 0.5f * wj;
-    float h = hi + hj + 0.5f * FLT_EPSILON;
-    float c = k->stiffness * (len - k->distance) / (h * l);
+    float hl = (hi + hj + 0.5f * FLT_EPSILON) * l;
+    float ri = hi / hl, rj = hj / hl;
+    float t = k->stiffness * (len - k->distance) * k->inv_quantum;
     for (int a = 0; a < 3; ++a) {
-        float delta = c * u[a];
-        ci[a] = pleat_quanta(hi * delta * k->inv_quantum);
-        cj[a] = pleat_quanta(hj * delta * k->inv_quantum);
+        float v = t * u[a];
+        ci[a] = pleat_quanta(ri * v);
+        cj[a] = pleat_quanta(rj * v);
     }
 }
 

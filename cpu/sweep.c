@@ -122,14 +122,15 @@ static void corrections(sweep_state *st, uint32_t i, unsigned live)
     vf l = vf_sqrt(vf_length2(u[0], u[1], u[2]));
     vf len = vf_mul(l, up);
     vf half = vf_set1(0.5f), hi = vf_mul(half, wi), hj = vf_mul(half, wj);
-    vf h = vf_add(vf_add(hi, hj), vf_set1(0.5f * FLT_EPSILON));
-    vf c = vf_div(vf_mul(vf_set1(k->stiffness), vf_sub(len, vf_set1(k->distance))), vf_mul(h, l));
-    vf q = vf_set1(k->inv_quantum);
+    vf hl = vf_mul(vf_add(vf_add(hi, hj), vf_set1(0.5f * FLT_EPSILON)), l);
+    vf ri = vf_div(hi, hl), rj = vf_div(hj, hl);
+    vf t = vf_mul(vf_mul(vf_set1(k->stiffness), vf_sub(len, vf_set1(k->distance))),
+                  vf_set1(k->inv_quantum));
     vu qi[3], qj[3];
     for (int a3 = 0; a3 < 3; ++a3) {
-        vf delta = vf_mul(c, u[a3]);
-        qi[a3] = quanta(vf_mul(vf_mul(hi, delta), q));
-        qj[a3] = quanta(vf_mul(vf_mul(hj, delta), q));
+        vf v = vf_mul(t, u[a3]);
+        qi[a3] = quanta(vf_mul(ri, v));
+        qj[a3] = quanta(vf_mul(rj, v));
     }
     vu_store_xy(st->ci_xy + 2 * i, qi[0], qi[1]);
     vu_store_xy(st->cj_xy + 2 * i, qj[0], qj[1]);

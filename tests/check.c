@@ -295,7 +295,9 @@ static void known_answer(pleat_context *ctx, const char *name, float *pts, uint3
 }
 
 /* The rare lanes of the correction: a huge inverse mass beside a tiny
- * distance (clamped to 2^30 quanta, pushed away from the pinned particle),
+ * distance, pinned particle 2^-100 away (every operation exact: u = -1/4,
+ * r_i = 4, L - d rounds to -d; x_i ends at d, as the formula gives it to a
+ * float's precision, where a subnormal factor once took it to 2^-62),
  * coincident particles (counted, not moved), and a pair whose every
  * operation is exact (w_i + w_j + FLT_EPSILON is 1: x_i moves by exactly
  * -2^-8 + 2^-30; x_j ends at 0.5 - w_j (0.5 - d), rounded). At stiffness
@@ -304,9 +306,9 @@ static void known_answer(pleat_context *ctx, const char *name, float *pts, uint3
  * moves by that; x_j's share is a whole number of quanta already. */
 static void known_answers(pleat_context *ctx)
 {
-    float clamp[] = {0, 0, 0, 1.96e26f, -0x1.8p-100f, 0, 0, 0};
-    const float clamped[] = {0x1p-62f, 0, 0, 1.96e26f, -0x1.8p-100f, 0, 0, 0};
-    known_answer(ctx, "known/clamped", clamp, 2, 0x1.e666666p-63f, 1.0f, 1, clamped);
+    float heavy[] = {0, 0, 0, 1.96e26f, -0x1p-100f, 0, 0, 0};
+    const float pushed[] = {0x1.e66666p-63f, 0, 0, 1.96e26f, -0x1p-100f, 0, 0, 0};
+    known_answer(ctx, "known/huge-inverse-mass", heavy, 2, 0x1.e66666p-63f, 1.0f, 1, pushed);
     float same[] = {1, 2, 3, 1, 1, 2, 3, 1, 1, 2, 3, 2};
     float unmoved[12];
     memcpy(unmoved, same, sizeof same);

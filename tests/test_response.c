@@ -361,30 +361,66 @@ Test(response, huge_distance_tiny_separation_stays_finite)
     pleat_context_destroy(ctx);
 }
 
-/* A huge inverse mass beside a tiny distance makes c subnormal, and its
- * rounding inflated particle 0's correction to 2.5 * 2^30 quanta: converted
- * to int32 it became INT32_MIN on x86 (a push the wrong way) and INT32_MAX
- * on NEON. Clamped, it is 2^30 quanta = 2^-62 (distance 0.95 * 2^-62), away
- * from particle 1, on every ISA; the pinned particle 1 stays. */
-Test(response, huge_inverse_mass_tiny_distance_is_clamped)
+/* Huge inverse masses beside a tiny distance move a pair as the double
+ * reference does. The correction's factor stiffness * (L - d) / (h * |u|)
+ * once came out subnormal there: with w = 1e36 and d = 1e-9 it was zero
+ * (the pair was counted, not moved), with 1e35 it kept 8% too little, and
+ * beside a pinned particle (w = 1.96e26, d = 1.9 * 2^-63) it was inflated
+ * past the clamp of 2^30 quanta, which then set the answer, 5% too far
+ * (before the clamp, that rounding gave INT32_MIN on x86, a push the wrong
+ * way, and INT32_MAX on NEON). Pairs 10 distances apart, so that they fill
+ * vector lanes, on an axis or a diagonal; a pair a subnormal distance apart
+ * goes through the scalar slow lane (pleat_pair_correction, as on CUDA). A
+ * pinned particle keeps its bits. */
+Test(response, huge_inverse_mass_tiny_distance_moves_as_the_reference)
 {
+    const float w[][2] = {{1.96e26f, 0.0f}, {1e35f, 1e35f}, {1e36f, 1e36f}, {1e38f, 1e38f},
+                          {FLT_MAX, FLT_MAX}, {1e36f, 0.0f}, {0.0f, FLT_MAX}, {1e36f, 1.0f}};
+    const struct {
+        float distance, apart;
+    } cases[] = {{0x1.e666666p-63f, 0x1.8p-100f}, {0x1.e666666p-63f, 0x1.8p-130f}, {1e-9f, 5e-10f}};
+    const float dir[][3] = {{1, 0, 0}, {0, -1, 1}, {1, 1, 1}};
+    enum { MASSES = sizeof w / sizeof w[0], DIRS = sizeof dir / sizeof dir[0] };
+    enum { N = 2 * MASSES * DIRS };
     pleat_context *ctx = cpu_context(1);
-    /* 2^-100 apart: the vector lanes clamp; a subnormal 2^-130 apart: the
-     * scalar slow lane (pleat_pair_correction, as on CUDA) clamps */
-    const float separation[] = {-0x1.8p-100f, -0x1.8p-130f};
-    for (int k = 0; k < 2; ++k) {
-        float pts[] = {0, 0, 0, 1.96e26f, separation[k], 0, 0, 0};
-        float before[8];
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        const float d = cases[c].distance;
+        float pts[4 * N], before[4 * N];
+        uint32_t pairs[N];
+        for (uint32_t k = 0; k < N / 2; ++k) {
+            const float *v = dir[k % DIRS], *m = w[k / DIRS];
+            float *pi = pts + 8 * k, *pj = pi + 4;
+            for (int a = 0; a < 3; ++a) { /* pj - pi: about apart * |v| */
+                pi[a] = a == 0 ? 10.0f * d * (float)k : 0.0f;
+                pj[a] = pi[a] + cases[c].apart * v[a];
+            }
+            pi[3] = m[0];
+            pj[3] = m[1];
+            pairs[2 * k] = 2 * k;
+            pairs[2 * k + 1] = 2 * k + 1;
+        }
         memcpy(before, pts, sizeof pts);
         pleat_params p = pleat_default_params();
-        p.distance = 0x1.e666666p-63f; /* 1.9 * 2^-63 */
+        p.distance = d;
+        double ref[4 * N];
+        reference_response(pts, N, &p, pairs, N / 2, ref);
         pleat_stats st;
-        cr_assert_eq(pleat_self_collide(ctx, pts, 2, &p, &st), PLEAT_OK);
-        cr_assert_eq(st.pairs, 1);
-        cr_assert(pts[0] == 0x1p-62f, "%a apart: x0 = %a, expected 0x1p-62",
-                  (double)separation[k], (double)pts[0]);
-        cr_assert(memcmp(&pts[1], &before[1], 3 * sizeof(float)) == 0);
-        cr_assert(memcmp(&pts[4], &before[4], 4 * sizeof(float)) == 0);
+        cr_assert_eq(pleat_self_collide(ctx, pts, N, &p, &st), PLEAT_OK);
+        cr_assert_eq(st.pairs, N / 2, "d = %a: all pairs collide", (double)d);
+        for (uint32_t i = 0; i < N; ++i) {
+            if (pts[4 * i + 3] == 0.0f) {
+                cr_assert(memcmp(pts + 4 * i, before + 4 * i, 4 * sizeof(float)) == 0,
+                          "d = %a: pinned particle %u moved", (double)d, i);
+                continue;
+            }
+            for (int a = 0; a < 3; ++a) {
+                const double r = ref[4 * i + a], got = pts[4 * i + a];
+                cr_assert(fabs(got - r) <= reference_tolerance(r, 1, d),
+                          "d = %a, %a apart, particle %u (w = %g) axis %d: %a vs reference %a",
+                          (double)d, (double)cases[c].apart, i, (double)pts[4 * i + 3], a, got,
+                          r);
+            }
+        }
     }
     pleat_context_destroy(ctx);
 }
