@@ -208,6 +208,18 @@ Test(response, shared_pair_rules_match_the_contract)
     cr_assert(!pleat_pair_rest_ignored(above, &k));
 }
 
+/* A correction in quanta to an integer (core/pair.h): truncated toward
+ * zero, and clamped to +-2^30 before the conversion, whose result out of
+ * int32's range differs by target (INT32_MIN on x86, saturation on NEON). */
+Test(response, quanta_truncate_and_clamp)
+{
+    const float x[] = {1.75f, -1.75f, 0x1p30f, 0x1.000002p30f, 3e9f, -3e9f, FLT_MAX, -FLT_MAX};
+    const int32_t want[] = {1, -1, 0x40000000, 0x40000000, 0x40000000, -0x40000000, 0x40000000,
+                            -0x40000000};
+    for (size_t i = 0; i < sizeof x / sizeof x[0]; ++i)
+        cr_assert_eq(pleat_quanta(x[i]), want[i], "pleat_quanta(%a)", (double)x[i]);
+}
+
 /* The correction as the CUDA kernels compute it, pleat_pair_correction()
  * (core/pair.h), against this variant's CPU kernels, whose fast lanes use
  * vector operations of their own: the same bits for ordinary pairs. Pairs
