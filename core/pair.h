@@ -6,18 +6,16 @@
  * contraction into FMA (the build passes -ffp-contract=off / -fmad=false).
  *
  * Correction of a colliding pair: pleat.h's formula (NvCloth writes it
- * with (1 - d / L) * diff), computed as (L - d) * (diff / L), so every
- * intermediate stays bounded by
- * the distance and a tiny L next to a huge distance cannot overflow into
- * Inf * 0 = NaN (details at pleat_pair_correction).
+ * with (1 - d / L) * diff), computed from (L - d) and diff / L, so that a
+ * tiny L next to a huge distance cannot overflow into Inf * 0 = NaN, and
+ * from factors that each stay in range (details at pleat_pair_correction).
  *
  * Fixed point: corrections are summed per particle in int64 units of
  * quantum = 2^(e - 30), where distance lies in [2^(e-1), 2^e) (e >= -90 so
- * 1 / quantum is a float). In exact arithmetic one correction is at most the
- * distance, below 2^30 quanta, and converts through int32: SIMD units have
- * that conversion, not the one to int64. Out of range that conversion
- * differs by target, so every correction is clamped to +-2^30 quanta first
- * (pleat_quanta), which only rounding could reach.
+ * 1 / quantum is a float). One correction is at most the distance, below
+ * 2^30 quanta (a few hundred more after rounding), and converts through
+ * int32, in range with room to spare: SIMD units have that conversion, not
+ * the one to int64, and out of range it would differ by target.
  */
 #ifndef PLEAT_CORE_PAIR_H
 #define PLEAT_CORE_PAIR_H
@@ -30,8 +28,6 @@
 #include <string.h>
 
 #define PLEAT_MIN_QUANTUM_EXPONENT (-90)
-/* The most quanta one correction of one particle may carry. */
-#define PLEAT_MAX_PAIR_QUANTA 0x1p30f
 
 typedef struct pleat_pair_consts {
     float distance;
@@ -90,15 +86,7 @@ PLEAT_HD float pleat_scale2(float x, int e)
     return e >= -126 && e <= 127 ? x * pleat_exp2i(e) : ldexpf(x, e);
 }
 
-/* A correction in quanta (never NaN) as an integer: clamped to
- * +-PLEAT_MAX_PAIR_QUANTA, then truncated toward zero, the same on every
- * target. The CPU kernels clamp with vector min(max(x, -M), M): the same. */
-PLEAT_HD int32_t pleat_quanta(float x)
-{
-    x = x > -PLEAT_MAX_PAIR_QUANTA ? x : -PLEAT_MAX_PAIR_QUANTA;
-    x = x < PLEAT_MAX_PAIR_QUANTA ? x : PLEAT_MAX_PAIR_QUANTA;
-    return (int32_t)x;
-}
+#define PLEAT_MIN_QUANTUM_EXPONENT (-90)
 
 /* Fixed-point corrections of a colliding pair: x_i gets +ci, x_j gets -cj.
  * Coincident particles (diff exactly zero) get zero.
@@ -109,15 +97,15 @@ PLEAT_HD int32_t pleat_quanta(float x)
  * masses halved (h_i = w_i / 2, h = h_i + h_j + FLT_EPSILON / 2):
  *     t = stiffness * (L - distance) / quantum,  r_i = h_i / (h * l)
  *     x_i += (r_i * (t * u)) quanta
- * which is the formula of pleat.h. Every factor stays in range: |t| is the
- * overlap in quanta, below 2^30, and r_i is in [0, 1 / l], with l >= 1/4.
- * Halved, the weights' sum stays finite for every finite inverse mass (with
- * w_i + w_j + FLT_EPSILON, inverse masses above about 1e37 made h * l
- * infinite, and the pair did not move). And no factor is a tiny quotient:
- * with c = stiffness * (L - distance) / (h * l), x_i += h_i * c * u, an
- * overlap below about 1e-38 of h made c subnormal, which kept a few bits
- * or none (w = 1e36, distance 1e-9: the pair did not move), and took a
- * pinned particle's partner 40% too far. */
+ * which is the formula of pleat.h, from factors that stay in range for
+ * every finite inverse mass: |t| is the overlap in quanta, at most
+ * 2^30 - 64; h, halved, and h * l, with l < 1, stay finite, and h * l is at
+ * least 2^-26; r_i is in [0, 1 / l] and |u| <= l, so r_i * (t * u) is at
+ * most 2^30 but for rounding. A factor that comes out subnormal stands for
+ * less than a quantum, which truncates to 0 all the same. (Dividing the
+ * overlap by h * l first, as one factor, made it subnormal beside a huge
+ * inverse mass and a small distance: w = 1e36 at distance 1e-9 was not
+ * moved.) */
 PLEAT_HD void pleat_pair_correction(float dx, float dy, float dz, float wi, float wj,
                                     const pleat_pair_consts *k, int64_t ci[3], int64_t cj[3])
 {
@@ -145,8 +133,8 @@ PLEAT_HD void pleat_pair_correction(float dx, float dy, float dz, float wi, floa
     float t = k->stiffness * (len - k->distance) * k->inv_quantum;
     for (int a = 0; a < 3; ++a) {
         float v = t * u[a];
-        ci[a] = pleat_quanta(ri * v);
-        cj[a] = pleat_quanta(rj * v);
+        ci[a] = (int32_t)(ri * v); /* toward zero, as the kernels */
+        cj[a] = (int32_t)(rj * v);
     }
 }
 

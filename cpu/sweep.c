@@ -87,13 +87,6 @@ static inline uint32_t advance(const uint32_t *keys, uint32_t p, uint32_t target
     }
 }
 
-/* pleat_quanta() on W lanes. */
-static inline vu quanta(vf x)
-{
-    const vf least = vf_set1(-PLEAT_MAX_PAIR_QUANTA), most = vf_set1(PLEAT_MAX_PAIR_QUANTA);
-    return vf_trunc_i32(vf_min(vf_max(x, least), most));
-}
-
 /* pleat_pair_correction() on the W pairs from queue entry i (lanes in
  * `live`), into st->ci_xy, ci_z, cj_xy and cj_z. Coincident lanes give
  * zero; lanes whose scale exponent the bit trick cannot build are redone by
@@ -129,8 +122,8 @@ static void corrections(sweep_state *st, uint32_t i, unsigned live)
     vu qi[3], qj[3];
     for (int a3 = 0; a3 < 3; ++a3) {
         vf v = vf_mul(t, u[a3]);
-        qi[a3] = quanta(vf_mul(ri, v));
-        qj[a3] = quanta(vf_mul(rj, v));
+        qi[a3] = vf_trunc_i32(vf_mul(ri, v));
+        qj[a3] = vf_trunc_i32(vf_mul(rj, v));
     }
     vu_store_xy(st->ci_xy + 2 * i, qi[0], qi[1]);
     vu_store_xy(st->cj_xy + 2 * i, qj[0], qj[1]);

@@ -359,10 +359,9 @@ typedef struct pleat_stats {
  * 2^(e-30) for a distance in [2^(e-1), 2^e): between distance * 2^-30 and
  * distance * 2^-29), so the result does not depend on order or threads. One
  * pair's correction of a particle is at most 2^30 quanta (from the distance
- * to twice it), as the formula bounds it; a clamp keeps rounding from
- * passing that, the same on every target. Inverse masses up to FLT_MAX,
- * beside any distance, move a pair as the formula says, to a float's
- * precision.
+ * to twice it), as the formula bounds it, give or take rounding. Inverse
+ * masses up to FLT_MAX, beside any distance, move a pair as the formula
+ * says, to a float's precision.
  *
  * stats may be NULL; it is written only on success.
  * Errors (arrays untouched): ctx or params NULL, particles NULL with count > 0,

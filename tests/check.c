@@ -7,9 +7,9 @@
  * quarter of the particles), each with pairs, it checks the pair list
  * against brute force, the response against the double-precision
  * reference, and that 1 and 3 threads give the same bits; then prints a hash
- * of every result. The small scenes (200 to 1199 particles) take one or two
- * parts of the work; a last scene of 12k particles splits over the 3
- * threads, so part boundaries, corrections owed across them and the
+ * of every result. The small scenes (200 to 1199 particles) take one part
+ * of the work, or two from 1025 on; a last scene of 12k particles splits
+ * over the 3 threads, so part boundaries, corrections owed across them and the
  * apply's parts are checked too. Then a
  * few cases with exactly known answers, from the Criterion response suite,
  * which a build without Criterion would otherwise never run (on the GPU
@@ -295,8 +295,9 @@ static void known_answer(pleat_context *ctx, const char *name, float *pts, uint3
 }
 
 /* The rare lanes of the correction: a huge inverse mass beside a tiny
- * distance, pinned particle 2^-100 away (every operation exact: u = -1/4,
- * r_i = 4, L - d rounds to -d; x_i ends at d, as the formula gives it to a
+ * distance, pinned particle 2^-100 away (u = -1/4, r_i = 4 and every other
+ * operation exact but two roundings that lose nothing, h_i + FLT_EPSILON / 2
+ * to h_i and L - d to -d: x_i ends at d, as the formula gives it to a
  * float's precision, where a subnormal factor once took it to 2^-62),
  * coincident particles (counted, not moved), and a pair whose every
  * operation is exact (w_i + w_j + FLT_EPSILON is 1: x_i moves by exactly

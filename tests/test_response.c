@@ -208,18 +208,6 @@ Test(response, shared_pair_rules_match_the_contract)
     cr_assert(!pleat_pair_rest_ignored(above, &k));
 }
 
-/* A correction in quanta to an integer (core/pair.h): truncated toward
- * zero, and clamped to +-2^30 before the conversion, whose result out of
- * int32's range differs by target (INT32_MIN on x86, saturation on NEON). */
-Test(response, quanta_truncate_and_clamp)
-{
-    const float x[] = {1.75f, -1.75f, 0x1p30f, 0x1.000002p30f, 3e9f, -3e9f, FLT_MAX, -FLT_MAX};
-    const int32_t want[] = {1, -1, 0x40000000, 0x40000000, 0x40000000, -0x40000000, 0x40000000,
-                            -0x40000000};
-    for (size_t i = 0; i < sizeof x / sizeof x[0]; ++i)
-        cr_assert_eq(pleat_quanta(x[i]), want[i], "pleat_quanta(%a)", (double)x[i]);
-}
-
 /* The correction as the CUDA kernels compute it, pleat_pair_correction()
  * (core/pair.h), against this variant's CPU kernels, whose fast lanes use
  * vector operations of their own: the same bits for ordinary pairs. Pairs
@@ -373,112 +361,59 @@ Test(response, huge_distance_tiny_separation_stays_finite)
     pleat_context_destroy(ctx);
 }
 
-/* Huge inverse masses beside a tiny distance move a pair as the double
- * reference does. The correction's factor stiffness * (L - d) / (h * |u|)
- * once came out subnormal there: with w = 1e36 and d = 1e-9 it was zero
- * (the pair was counted, not moved), with 1e35 it kept 8% too little, and
- * beside a pinned particle (w = 1.96e26, d = 1.9 * 2^-63) it was inflated
- * past the clamp of 2^30 quanta, which then set the answer, 5% too far
- * (before the clamp, that rounding gave INT32_MIN on x86, a push the wrong
- * way, and INT32_MAX on NEON). Pairs 10 distances apart, so that they fill
- * vector lanes, on an axis or a diagonal; a pair a subnormal distance apart
- * goes through the scalar slow lane (pleat_pair_correction, as on CUDA). A
- * pinned particle keeps its bits. */
-Test(response, huge_inverse_mass_tiny_distance_moves_as_the_reference)
-{
-    const float w[][2] = {{1.96e26f, 0.0f}, {1e35f, 1e35f}, {1e36f, 1e36f}, {1e38f, 1e38f},
-                          {FLT_MAX, FLT_MAX}, {1e36f, 0.0f}, {0.0f, FLT_MAX}, {1e36f, 1.0f}};
-    const struct {
-        float distance, apart;
-    } cases[] = {{0x1.e666666p-63f, 0x1.8p-100f}, {0x1.e666666p-63f, 0x1.8p-130f}, {1e-9f, 5e-10f}};
-    const float dir[][3] = {{1, 0, 0}, {0, -1, 1}, {1, 1, 1}};
-    enum { MASSES = sizeof w / sizeof w[0], DIRS = sizeof dir / sizeof dir[0] };
-    enum { N = 2 * MASSES * DIRS };
-    pleat_context *ctx = cpu_context(1);
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
-        const float d = cases[c].distance;
-        float pts[4 * N], before[4 * N];
-        uint32_t pairs[N];
-        for (uint32_t k = 0; k < N / 2; ++k) {
-            const float *v = dir[k % DIRS], *m = w[k / DIRS];
-            float *pi = pts + 8 * k, *pj = pi + 4;
-            for (int a = 0; a < 3; ++a) { /* pj - pi: about apart * |v| */
-                pi[a] = a == 0 ? 10.0f * d * (float)k : 0.0f;
-                pj[a] = pi[a] + cases[c].apart * v[a];
-            }
-            pi[3] = m[0];
-            pj[3] = m[1];
-            pairs[2 * k] = 2 * k;
-            pairs[2 * k + 1] = 2 * k + 1;
-        }
-        memcpy(before, pts, sizeof pts);
-        pleat_params p = pleat_default_params();
-        p.distance = d;
-        double ref[4 * N];
-        reference_response(pts, N, &p, pairs, N / 2, ref);
-        pleat_stats st;
-        cr_assert_eq(pleat_self_collide(ctx, pts, N, &p, &st), PLEAT_OK);
-        cr_assert_eq(st.pairs, N / 2, "d = %a: all pairs collide", (double)d);
-        for (uint32_t i = 0; i < N; ++i) {
-            if (pts[4 * i + 3] == 0.0f) {
-                cr_assert(memcmp(pts + 4 * i, before + 4 * i, 4 * sizeof(float)) == 0,
-                          "d = %a: pinned particle %u moved", (double)d, i);
-                continue;
-            }
-            for (int a = 0; a < 3; ++a) {
-                const double r = ref[4 * i + a], got = pts[4 * i + a];
-                cr_assert(fabs(got - r) <= reference_tolerance(r, 1, d),
-                          "d = %a, %a apart, particle %u (w = %g) axis %d: %a vs reference %a",
-                          (double)d, (double)cases[c].apart, i, (double)pts[4 * i + 3], a, got,
-                          r);
-            }
-        }
-    }
-    pleat_context_destroy(ctx);
-}
-
-/* Inverse masses up to FLT_MAX move a pair as the double reference does:
- * (w_i + w_j + FLT_EPSILON) * |u| overflowed above about 1e37, and such a
- * pair, unless along an axis, was counted but not moved. Pairs 0.5 apart
- * (d = 1) along an axis, a face diagonal and the space diagonal, 10 apart,
- * so that they fill vector lanes. */
+/* Inverse masses up to FLT_MAX, beside any distance, move a pair as the
+ * double reference does: every factor of the correction stays finite and,
+ * where it matters, normal (core/pair.h). One pair a call, along an axis, a
+ * face diagonal and the space diagonal, so that a tiny separation is not
+ * lost beside the coordinates of other pairs; a subnormal one takes the
+ * scalar slow lane (pleat_pair_correction, as on CUDA). A pinned particle
+ * keeps its bits. */
 Test(response, huge_inverse_masses_move_as_the_reference)
 {
-    pleat_context *ctx = cpu_context(1);
-    const float w[][2] = {{1e37f, 1e37f}, {1e38f, 1e38f}, {FLT_MAX, FLT_MAX},
-                          {FLT_MAX, 0.0f}, {FLT_MAX, 1.0f}, {3e38f, 1e38f}};
+    const float w[][2] = {{1.96e26f, 0.0f}, {1e35f, 1e35f},  {1e36f, 1e36f},     {1e36f, 0.0f},
+                          {1e36f, 1.0f},    {1e37f, 1e37f},  {1e38f, 1e38f},     {3e38f, 1e38f},
+                          {FLT_MAX, 0.0f},  {0.0f, FLT_MAX}, {FLT_MAX, FLT_MAX}, {FLT_MAX, 1.0f}};
+    const struct {
+        float distance, apart;
+    } cases[] = {{1.0f, 0.5f},
+                 {1e-9f, 5e-10f},
+                 {0x1.e666666p-63f, 0x1.8p-100f},
+                 {0x1.e666666p-63f, 0x1.8p-130f}};
     const float dir[][3] = {{1, 0, 0}, {0, 1, 1}, {1, 1, 1}, {-1, 1, -1}};
-    enum { MASSES = sizeof w / sizeof w[0], DIRS = sizeof dir / sizeof dir[0] };
-    const uint32_t n = 2 * MASSES * DIRS;
-    float pts[4 * 2 * MASSES * DIRS];
-    for (uint32_t k = 0; k < n / 2; ++k) {
-        const float *v = dir[k % DIRS], *m = w[k / DIRS];
-        const float norm = 0.5f / sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-        float *pi = pts + 8 * k, *pj = pi + 4;
-        for (int a = 0; a < 3; ++a) {
-            pi[a] = a == 0 ? 10.0f * (float)k : 0.0f;
-            pj[a] = pi[a] + norm * v[a];
-        }
-        pi[3] = m[0];
-        pj[3] = m[1];
-    }
-    pleat_params p = pleat_default_params();
-    p.distance = 1.0f;
-    uint32_t pairs[2 * MASSES * DIRS];
-    for (uint32_t k = 0; k < n; ++k)
-        pairs[k] = k;
-    double ref[4 * 2 * MASSES * DIRS];
-    reference_response(pts, n, &p, pairs, n / 2, ref);
-    pleat_stats st;
-    cr_assert_eq(pleat_self_collide(ctx, pts, n, &p, &st), PLEAT_OK);
-    cr_assert_eq(st.pairs, n / 2);
-    for (uint32_t i = 0; i < n; ++i)
-        for (int a = 0; a < 3; ++a) {
-            const double r = ref[4 * i + a];
-            cr_assert(fabs((double)pts[4 * i + a] - r) <= reference_tolerance(r, 1, p.distance),
-                      "particle %u (w = %g) axis %d: %.9g vs reference %.9g", i,
-                      (double)pts[4 * i + 3], a, (double)pts[4 * i + a], r);
-        }
+    pleat_context *ctx = cpu_context(1);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c)
+        for (size_t m = 0; m < sizeof w / sizeof w[0]; ++m)
+            for (size_t k = 0; k < sizeof dir / sizeof dir[0]; ++k) {
+                const float *v = dir[k];
+                const float n = cases[c].apart / sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+                float pts[8] = {0, 0, 0, w[m][0], n * v[0], n * v[1], n * v[2], w[m][1]};
+                float before[8];
+                memcpy(before, pts, sizeof pts);
+                pleat_params p = pleat_default_params();
+                p.distance = cases[c].distance;
+                const uint32_t pair[2] = {0, 1};
+                double ref[8];
+                reference_response(pts, 2, &p, pair, 1, ref);
+                pleat_stats st;
+                cr_assert_eq(pleat_self_collide(ctx, pts, 2, &p, &st), PLEAT_OK);
+                cr_assert_eq(st.pairs, 1);
+                for (int i = 0; i < 2; ++i) {
+                    const float *got = pts + 4 * i;
+                    if (got[3] == 0.0f) {
+                        cr_assert(memcmp(got, before + 4 * i, sizeof before / 2) == 0,
+                                  "d = %a: a pinned particle moved", (double)p.distance);
+                        continue;
+                    }
+                    for (int a = 0; a < 3; ++a)
+                        cr_assert(fabs(got[a] - ref[4 * i + a]) <=
+                                      reference_tolerance(ref[4 * i + a], 1, p.distance),
+                                  "d = %a, %a apart along (%g, %g, %g), particle %d (w = %g) "
+                                  "axis %d: %a vs reference %a",
+                                  (double)p.distance, (double)cases[c].apart, (double)v[0],
+                                  (double)v[1], (double)v[2], i, (double)got[3], a,
+                                  (double)got[a], ref[4 * i + a]);
+                }
+            }
     pleat_context_destroy(ctx);
 }
 
