@@ -129,7 +129,7 @@ void pleat_cpu_owe(pleat_part *part, uint32_t b, const int64_t c[3])
     pleat_foreign *e = &part->items[part->count++];
     e->b = b;
     for (int a = 0; a < 3; ++a)
-        e->c[a] = (int32_t)c[a]; /* one pair's correction: at most 2^30 quanta */
+        e->c[a] = (int32_t)c[a]; /* one pair's correction fits: about 2^30 quanta at most */
 }
 
 /* Integer adds: their order cannot change the sums. Relaxed: the pool's
