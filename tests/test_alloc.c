@@ -692,7 +692,7 @@ static void heap_free(void *block, void *context)
  * two edges are 2 distances long: its particles fill 2 x 2 columns, and a
  * 2-thread call's second part is owed the corrections of every pair that
  * crosses from the first, more than fit in 4 MiB of the sweep's table of
- * sums owed (cpu/settle.c; at the cloud's density, 2 MiB). */
+ * sums owed (cpu/settle.c; as dense as the cloud, they would fit). */
 static void stretch_into_rod(hz_scene *s)
 {
     float side = 0.0f;
@@ -736,9 +736,18 @@ Test(alloc, an_application_heap_takes_every_block)
         heap_run(&s, threads, &got_c, &got_p);
         cr_assert(got_c == want_c && got_p == want_p, "%d threads: other bits", threads);
     }
+    /* the rod's particles before it was stretched: the same blocks but for
+     * the sums owed, which fit in 4 MiB */
+    hz_scene plain = hz_cloud(300000, 7, 0, 0);
     uint64_t got_c, got_p;
+    long huge0 = atomic_load(&h.huge);
+    heap_run(&plain, 2, &got_c, &got_p);
+    long huge1 = atomic_load(&h.huge);
     heap_run(&rod, 2, &got_c, &got_p);
     cr_assert(got_c == rod_c && got_p == rod_p, "the rod: other bits");
+    cr_assert_gt(atomic_load(&h.huge) - huge1, huge1 - huge0,
+                 "the rod's table of sums owed did not outgrow 4 MiB");
+    hz_scene_free(&plain);
     /* not while a context exists: its blocks would go to the wrong heap */
     pleat_context *ctx = hz_context("", 2);
     cr_assert_eq(pleat_set_allocator(NULL, NULL, NULL), PLEAT_ERROR_INVALID_ARGUMENT);
