@@ -34,11 +34,17 @@
  * A pool made with pleat_pool_create_jobs() has no threads: each run of
  * more than one task goes to the application's job system as one enqueue
  * and one finish, and its ranges come back through job_range(), which
- * keeps a job system's mistakes away from the stage's tasks. */
+ * keeps a job system's mistakes away from the stage's tasks.
+ *
+ * In a fork() child the workers are gone (only the forking thread is
+ * copied), and the lock and condition variables are in whatever state the
+ * parent's threads left them: an orphaned pool runs every task on the
+ * caller, touches neither, and at its end frees its memory only. */
 #include "pool.h"
 #include "thread.h"
 #include "core/alloc.h"
 #include "core/clock.h"
+#include "core/fork.h"
 #include "core/fp.h"
 
 #include <stdatomic.h>
@@ -68,6 +74,7 @@ struct pleat_pool {
     int threads;
     int started; /* workers actually running */
     int spin;    /* threads <= pleat_usable_cores() */
+    unsigned long forks; /* pleat_forks() before the workers started */
     seat *seats; /* threads of them */
     pleat_mutex lock;
     pleat_cond wake; /* a new generation or stop */
@@ -175,6 +182,12 @@ static void worker_main(void *p)
     }
 }
 
+/* Whether this is a fork() child of the process that started the workers. */
+static int orphaned(const pleat_pool *pool)
+{
+    return pool->started && pleat_forks() != pool->forks;
+}
+
 /* A zeroed pool of `threads`; NULL when threads < 1 or memory fails. */
 static pleat_pool *pool_new(int threads)
 {
@@ -190,6 +203,7 @@ pleat_pool *pleat_pool_create(int threads)
     if (!pool)
         return NULL;
     pool->spin = threads <= pleat_usable_cores();
+    pool->forks = pleat_forks();
     atomic_init(&pool->generation, 0);
     atomic_init(&pool->stop, 0);
     atomic_init(&pool->active, 0);
@@ -232,7 +246,8 @@ void pleat_pool_destroy(pleat_pool *pool)
 {
     if (!pool)
         return;
-    if (pool->enqueue) {
+    if (pool->enqueue || orphaned(pool)) {
+        pleat_free(pool->seats);
         pleat_free(pool);
         return;
     }
@@ -307,7 +322,7 @@ void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *ar
 {
     if (tasks == 0)
         return;
-    if (pool->threads == 1 || tasks == 1) {
+    if (pool->threads == 1 || tasks == 1 || orphaned(pool)) {
         for (uint32_t t = 0; t < tasks; ++t)
             fn(arg, t);
         return;
@@ -339,7 +354,8 @@ void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *ar
 
 void pleat_pool_nudge(pleat_pool *pool)
 {
-    if (pool->threads == 1 || !pool->spin) /* a job system's pool never spins */
+    /* a job system's pool never spins */
+    if (pool->threads == 1 || !pool->spin || orphaned(pool))
         return;
     pleat_mutex_lock(&pool->lock);
     atomic_fetch_add(&pool->generation, 2); /* still closed */

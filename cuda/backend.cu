@@ -13,6 +13,7 @@
 #include "frame.cuh"
 #include "core/alloc.h"
 #include "core/clock.h"
+#include "core/fork.h"
 
 #include <initializer_list>
 #include <stdio.h>
@@ -38,6 +39,7 @@ struct sort_size {
 
 typedef struct pleat_cuda {
     int device;
+    unsigned long forks;          /* pleat_forks() before the runtime's first call */
     cudaStream_t stream;          /* for host-pointer calls and the device status */
     /* what device_counters hold: the checks of the last device-pointer call
      * that got past its arguments and scratch (read after waiting for
@@ -115,7 +117,7 @@ static pleat_status status_of(cudaError_t e)
     return e == cudaErrorMemoryAllocation ? PLEAT_ERROR_OUT_OF_MEMORY : PLEAT_ERROR_DEVICE;
 }
 
-/* Checked first by every call that uses the device. An error the
+/* Whether a call must be refused for the application's error. An error the
  * application left in cudaGetLastError() is its own to read: pleat never
  * takes it (that would hide it) and never reports it as its own. CUB takes
  * that error (cudaGetLastError) at every step it checks, its size query
@@ -125,6 +127,20 @@ static pleat_status status_of(cudaError_t e)
 static bool error_pending(void)
 {
     return cudaPeekAtLastError() != cudaSuccess;
+}
+
+/* Whether this is a fork() child of the process that made cu: the CUDA
+ * runtime does not survive a fork, so there pleat calls none of it. */
+static bool forked(const pleat_cuda *cu)
+{
+    return pleat_forks() != cu->forks;
+}
+
+/* Checked first by every call that uses the device, in this order: a
+ * forked child must not even peek at the runtime's error. */
+static bool refused(const pleat_cuda *cu)
+{
+    return forked(cu) || error_pending();
 }
 
 /* Not on NULL: cudaFree documents NULL as a no-op, cudaFreeHost does not. */
@@ -596,7 +612,7 @@ static pleat_status run_host_job(pleat_cuda *cu, pleat_job *job)
 static pleat_status cuda_run(void *impl, pleat_job *job)
 {
     pleat_cuda *cu = (pleat_cuda *)impl;
-    if (error_pending())
+    if (refused(cu))
         return PLEAT_ERROR_DEVICE;
     device_scope scope(cu->device);
     if (!scope.ok)
@@ -622,7 +638,7 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
                                                   pleat_timings *timings)
 {
     pleat_cuda *cu = (pleat_cuda *)impl;
-    if (error_pending())
+    if (refused(cu))
         return PLEAT_ERROR_DEVICE;
     device_scope scope(cu->device);
     if (!scope.ok)
@@ -682,7 +698,7 @@ extern "C" pleat_status pleat_cuda_collide_device(void *impl, float *d_particles
 extern "C" pleat_status pleat_cuda_device_status(void *impl)
 {
     pleat_cuda *cu = (pleat_cuda *)impl;
-    if (error_pending())
+    if (refused(cu))
         return PLEAT_ERROR_DEVICE;
     if (cu->device_checks != pleat_cuda::CHECKS_QUEUED)
         return cu->device_checks == pleat_cuda::CHECKS_NONE ? PLEAT_OK : PLEAT_ERROR_DEVICE;
@@ -702,6 +718,10 @@ static void cuda_destroy(void *impl)
     pleat_cuda *cu = (pleat_cuda *)impl;
     if (!cu)
         return;
+    if (forked(cu)) { /* the scratch is the parent's runtime's: only the host block is ours */
+        pleat_free(cu);
+        return;
+    }
     device_scope scope(cu->device); /* failed, it frees all the same: a release finds its device */
     settle(cu);
     /* and the context's own stream: a create that failed midway may have
@@ -734,6 +754,7 @@ extern "C" const pleat_backend_ops pleat_cuda_ops = {cuda_run, cuda_destroy,
 extern "C" pleat_status pleat_cuda_create(int device, void **impl, char *describe,
                                           size_t describe_size)
 {
+    const unsigned long forks = pleat_forks();
     int devices = 0;
     if (!ok(cudaGetDeviceCount(&devices)) || device >= devices)
         return PLEAT_ERROR_BACKEND_UNAVAILABLE;
@@ -753,6 +774,7 @@ extern "C" pleat_status pleat_cuda_create(int device, void **impl, char *describ
     if (!cu)
         return PLEAT_ERROR_OUT_OF_MEMORY;
     cu->device = device;
+    cu->forks = forks;
     cu->host_in.pinned = true;
     cu->host_moved.pinned = true;
     cu->host_pairs.pinned = true;

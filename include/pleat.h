@@ -33,6 +33,16 @@
  *   overlap a call on the same context. The free functions (pleat_version, pleat_status_string,
  *   pleat_default_*) and pleat_context_backend() /
  *   pleat_context_describe() are thread-safe.
+ * - fork() (POSIX): in the child, a context made before the fork works as
+ *   follows. A CPU context's worker threads stayed in the parent: its calls
+ *   run on the calling thread alone (the same bits), and
+ *   pleat_context_destroy() frees it without waiting for them. A CUDA
+ *   context calls nothing of the CUDA runtime, which does not survive a
+ *   fork: its calls and pleat_context_device_status() return
+ *   PLEAT_ERROR_DEVICE (after the argument checks) and write nothing, and
+ *   pleat_context_destroy() frees only its host memory. One with a job
+ *   system relies on the job system, as in the parent. A copy that another
+ *   thread's call held at the fork stays held: its calls are refused.
  * - Results are identical bit for bit whatever the backend, the CPU
  *   instruction set, the thread count or the run, and whatever the caller's
  *   floating-point environment: pleat_self_collide(), pleat_find_pairs()
@@ -231,7 +241,8 @@ typedef struct pleat_context pleat_context;
  */
 PLEAT_API pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context **out);
 
-/** Destroys a context and joins its threads, if it has any. NULL is fine.
+/** Destroys a context and joins its threads, if it has any (not in a fork()
+ *  child of the process that made it: see fork() at the top). NULL is fine.
  *  A CUDA context first waits for its last call's work, except work in CUDA
  *  graphs (see pleat_self_collide_device()). On Windows, destroy contexts
  *  before pleat's DLL is unloaded and not from DllMain or a destructor that

@@ -14,8 +14,9 @@
  * inputs through the device API: the status comes back with the stats, and
  * the device buffer is left as it was. Then an error the application left
  * pending in the CUDA runtime: calls refuse to run on it and leave it
- * there; a device call on a context another call holds; calls where no
- * particle takes part. Then the asynchronous path (own stream, a CUDA graph), which call
+ * there; a device call on a context another call holds; a context made
+ * before a fork(), in the child; calls where no particle takes part. Then
+ * the asynchronous path (own stream, a CUDA graph), which call
  * the device status reports, a call on the legacy stream while the
  * application captures a blocking stream, the timings of a captured call,
  * the stages each backend times (the same, also where nothing can collide),
@@ -45,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int failures, checks;
@@ -521,6 +523,66 @@ static void busy_context(pleat_context *gpu)
     expect(pleat_self_collide_device(gpu, d, 2, &p, NULL, &stats) == PLEAT_OK &&
                stats.pairs == 1,
            "the call once released", name);
+    cudaFree(d);
+    printf("%-24s %s\n", name, "done");
+}
+
+/* What a fork() child does with its copy of gpu: every call refused with
+ * PLEAT_ERROR_DEVICE, writing nothing, then the context's end. As an exit
+ * code (0 right, else the first wrong step); a call into the CUDA runtime
+ * would be a crash or a hang on a GPU, and aborts the emulator. */
+static int fork_child_calls(pleat_context *gpu, float *d, const float *pts, size_t bytes)
+{
+    alarm(60);
+    float host[8];
+    memcpy(host, pts, bytes);
+    pleat_params p = pleat_default_params();
+    p.distance = 1.0f;
+    pleat_stats stats = {7, 7};
+    size_t num = 7;
+    uint32_t pairs[2] = {7, 7};
+    if (pleat_self_collide(gpu, host, 2, &p, &stats) != PLEAT_ERROR_DEVICE)
+        return 1;
+    if (pleat_find_pairs(gpu, host, 2, &p, pairs, 1, &num) != PLEAT_ERROR_DEVICE)
+        return 2;
+    if (pleat_self_collide_device(gpu, d, 2, &p, NULL, &stats) != PLEAT_ERROR_DEVICE)
+        return 3;
+    if (pleat_context_device_status(gpu) != PLEAT_ERROR_DEVICE)
+        return 4;
+    if (memcmp(host, pts, bytes) != 0 || stats.pairs != 7 || stats.tests != 7 || num != 7 ||
+        pairs[0] != 7 || pairs[1] != 7)
+        return 5;
+    pleat_context_destroy(gpu);
+    return 0;
+}
+
+/* pleat.h: the CUDA runtime does not survive a fork(), so in the child a
+ * CUDA context made before it calls none of it: its calls are refused and
+ * its end frees only host memory. The parent's context is unaffected. */
+static void fork_child(pleat_context *gpu)
+{
+    const char *name = "fork child";
+    const float pts[8] = {0, 0, 0, 1, 0.5f, 0, 0, 1};
+    float *d = to_device(pts, sizeof pts);
+    pleat_params p = pleat_default_params();
+    p.distance = 1.0f;
+    expect(pleat_self_collide_device(gpu, d, 2, &p, NULL, NULL) == PLEAT_OK, "the call before",
+           name);
+    fflush(NULL);
+    pid_t child = fork();
+    if (child < 0)
+        die("fork");
+    if (child == 0)
+        _exit(fork_child_calls(gpu, d, pts, sizeof pts));
+    int how = 0;
+    expect(waitpid(child, &how, 0) == child && WIFEXITED(how) && WEXITSTATUS(how) == 0,
+           "the child's calls were not all refused, or it died", name);
+    if (WIFEXITED(how) && WEXITSTATUS(how) != 0)
+        printf("  the child's step %d was wrong\n", WEXITSTATUS(how));
+    pleat_stats stats = {0, 0};
+    expect(pleat_self_collide_device(gpu, d, 2, &p, NULL, &stats) == PLEAT_OK &&
+               stats.pairs == 1 && pleat_context_device_status(gpu) == PLEAT_OK,
+           "the parent's context after the child", name);
     cudaFree(d);
     printf("%-24s %s\n", name, "done");
 }
@@ -2065,6 +2127,7 @@ int main(int argc, char **argv)
     bad_inputs(gpu);
     pending_error(gpu);
     busy_context(gpu);
+    fork_child(gpu);
     nothing_takes_part(gpu);
     async_and_graph(cpu, gpu);
     capture_needs_a_call_first(cpu);

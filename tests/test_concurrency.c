@@ -12,6 +12,7 @@
  *   holds it finishes normally. Tested deterministically (the context held by
  *   hand) and by stress (threads racing on one context: every call either
  *   gives the right bits or is refused with its arrays untouched).
+ * - A context made before a fork(), in the child.
  */
 #include "core/context.h"
 #include "hardening.h"
@@ -24,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct expected {
     hz_scene sc;
@@ -373,5 +376,79 @@ Test(concurrency, threads_racing_on_one_context_never_corrupt_it, .timeout = 600
     cr_assert(memcmp(p, e.collided, bytes) == 0);
     free(p);
     pleat_context_destroy(ctx);
+    free_expected(&e);
+}
+
+/* ---- fork() ------------------------------------------------------------- */
+
+/* What a fork() child of a process with this context does with its copy:
+ * a call (the right bits, or with `busy` a refusal that writes nothing),
+ * then the context's end. As an exit code (the child is not Criterion's):
+ * 0 right, 1 to 4 wrong; a hang ends at the alarm, as a signal. */
+static int in_child(pleat_context *ctx, const expected *e, int busy)
+{
+    alarm(60);
+    size_t bytes = 16 * (size_t)e->sc.count;
+    float *p = malloc(bytes);
+    uint32_t *pairs = malloc((2 * e->num_pairs + 1) * sizeof *pairs);
+    if (!p || !pairs)
+        return 1;
+    memcpy(p, e->sc.particles, bytes);
+    size_t num = 0;
+    pleat_status s1 = pleat_self_collide(ctx, p, e->sc.count, &e->params, NULL);
+    pleat_status s2 = pleat_find_pairs(ctx, e->sc.particles, e->sc.count, &e->params, pairs,
+                                       e->num_pairs, &num);
+    const float *want = busy ? e->sc.particles : e->collided;
+    const pleat_status status = busy ? PLEAT_ERROR_INVALID_ARGUMENT : PLEAT_OK;
+    if (s1 != status || s2 != status)
+        return 2;
+    if (memcmp(p, want, bytes) != 0)
+        return 3;
+    if (!busy && (num != e->num_pairs || memcmp(pairs, e->pairs, 2 * num * sizeof *pairs)))
+        return 4;
+    pleat_context_destroy(ctx);
+    return 0;
+}
+
+/* pleat.h: a CPU context made before a fork() works in the child on the
+ * calling thread alone (its workers stayed in the parent), with the same
+ * bits, and ends there without waiting for those workers. With 3 and 4
+ * threads the child used to hang in the destroy's join or the call's
+ * wake-up, or crash in the join; a context the parent held at the fork
+ * stays held in the child, whose calls are refused. */
+Test(concurrency, a_context_made_before_fork_works_and_ends_in_the_child, .timeout = 600)
+{
+    expected e = make_expected(30000, 5, 1, 1);
+    for (int threads = 2; threads <= 4; ++threads)
+        for (int busy = 0; busy <= 1; ++busy) {
+            pleat_context *ctx = hz_context("", threads);
+            cr_assert(ctx);
+            size_t bytes = 16 * (size_t)e.sc.count;
+            float *p = malloc(bytes);
+            cr_assert(p);
+            memcpy(p, e.sc.particles, bytes);
+            /* workers that have run, now spinning or asleep */
+            cr_assert_eq(pleat_self_collide(ctx, p, e.sc.count, &e.params, NULL), PLEAT_OK);
+            cr_assert(!busy || pleat_context_acquire(ctx));
+            fflush(NULL);
+            pid_t child = fork();
+            cr_assert(child >= 0);
+            if (child == 0)
+                _exit(in_child(ctx, &e, busy));
+            int how = 0;
+            cr_assert_eq(waitpid(child, &how, 0), child);
+            cr_expect(WIFEXITED(how) && WEXITSTATUS(how) == 0,
+                      "%d threads%s: the child %s %d", threads, busy ? ", held" : "",
+                      WIFEXITED(how) ? "exited with" : "died of signal",
+                      WIFEXITED(how) ? WEXITSTATUS(how) : WTERMSIG(how));
+            if (busy)
+                pleat_context_release(ctx);
+            /* the parent's context is untouched by the child's end */
+            memcpy(p, e.sc.particles, bytes);
+            cr_assert_eq(pleat_self_collide(ctx, p, e.sc.count, &e.params, NULL), PLEAT_OK);
+            cr_assert(memcmp(p, e.collided, bytes) == 0);
+            pleat_context_destroy(ctx);
+            free(p);
+        }
     free_expected(&e);
 }

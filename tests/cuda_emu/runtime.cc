@@ -1,6 +1,7 @@
 /* The CUDA emulator: errors, versions and the devices (emu.h). */
 #include "emu.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +20,25 @@ namespace pleat_emu {
     abort();
 }
 
+/* Set in a fork() child: the CUDA runtime does not survive a fork, and a
+ * call there aborts (on a GPU it fails or hangs). Checked before the lock,
+ * which the parent's threads may have held. Not when a death test's child
+ * runs the emulator on purpose (pleat_emu_survive_fork). */
+static bool forked_child, survives_fork;
+static void mark_child() { forked_child = !survives_fork; }
+static const int watching_forks = pthread_atfork(nullptr, nullptr, mark_child);
+
+static void not_in_a_fork_child()
+{
+    (void)watching_forks;
+    if (forked_child)
+        die("a CUDA call in a fork() child of the process that used the runtime");
+}
+
 std::recursive_mutex &big_lock()
 {
     static std::recursive_mutex lock; /* made at its first use */
+    not_in_a_fork_child();
     return lock;
 }
 thread_local cudaError_t last_error = cudaSuccess;
@@ -61,6 +78,7 @@ cudaError_t func_attributes(cudaFuncAttributes *attr)
 
 cudaError_t fail(cudaError_t e)
 {
+    not_in_a_fork_child();
     if (e != cudaSuccess)
         last_error = e;
     return e;
@@ -134,14 +152,24 @@ int pleat_emu_call_failure_pending(void)
     return failed_call.pending();
 }
 
+void pleat_emu_survive_fork(int survive)
+{
+    survives_fork = survive != 0;
+}
+
 cudaError_t cudaGetLastError(void)
 {
+    not_in_a_fork_child();
     cudaError_t e = last_error;
     last_error = cudaSuccess;
     return e;
 }
 
-cudaError_t cudaPeekAtLastError(void) { return last_error; }
+cudaError_t cudaPeekAtLastError(void)
+{
+    not_in_a_fork_child();
+    return last_error;
+}
 
 /* Both versions: 13.0. */
 static cudaError_t version(int *v)

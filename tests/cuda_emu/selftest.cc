@@ -1,8 +1,8 @@
 /*
  * The CUDA emulator's own tests: that it computes what a GPU computes for the
  * intrinsics, the sort and the copies pleat uses, and that it catches what
- * it promises to catch (emu.cc): stale reads from a missing wait, capture
- * rules, host access to device memory, writes past an allocation, lanes
+ * it promises to catch (emu.h): stale reads from a missing wait, capture
+ * rules, a call in a fork() child, host access to device memory, writes past an allocation, lanes
  * that leave a warp intrinsic waiting, shared memory read before it is
  * written, and order-dependent code (the expected result of the racy kernel
  * depends on PLEAT_CUDA_EMULATOR_ORDER, so CTest runs this in both orders).
@@ -961,8 +961,24 @@ static void order()
     cudaFree(d);
 }
 
+/* The runtime does not survive a fork(): in the child, a call aborts. */
+static void fork_child()
+{
+    pleat_emu_survive_fork(0);
+    int n = 0;
+    expect(dies_of(SIGABRT, [&n]() { cudaGetDeviceCount(&n); }),
+           "a call in a fork() child aborts");
+    expect(dies_of(SIGABRT, []() { cudaPeekAtLastError(); }),
+           "so does a look at the last error");
+    pleat_emu_survive_fork(1);
+    expect(!dies_of(SIGABRT, [&n]() { cudaGetDeviceCount(&n); }),
+           "unless the test lets the child call");
+}
+
 int main()
 {
+    pleat_emu_survive_fork(1); /* the death tests run the emulator in children */
+    fork_child();
     intrinsics();
     syncthreads();
     noise();
