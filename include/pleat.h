@@ -521,7 +521,9 @@ PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_pa
  *  A call captured into a CUDA graph counts as the last call, but its checks
  *  run only when the graph does: wait for the graph's launch stream first
  *  (before any launch, the status is that of the call before it, unless
- *  that one failed on the device: then it is unspecified).
+ *  that one failed after its scratch, whatever failed, the device or the
+ *  runtime: the captured call cannot clear what that one left, so the
+ *  status is then unspecified).
  *  Its own read and wait, when they fail, give DEVICE (OUT_OF_MEMORY when
  *  the runtime refuses them for lack of memory); they run on the context's
  *  device, the caller's current device set back as by the calls
