@@ -314,7 +314,11 @@ PLEAT_API pleat_status pleat_set_allocator(pleat_alloc_fn alloc, pleat_free_fn f
 /** What a call works on. Start from pleat_default_params(). */
 typedef struct pleat_params {
     /** Collision distance, in position units: a pair collides when
-     *  |x_j - x_i| <= distance. 0 (finds nothing, the default) or a value
+     *  |x_j - x_i| <= distance, as evaluated in float, without FMA:
+     *  (dx*dx + dy*dy) + dz*dz <= distance*distance with dx = x_j - x_i
+     *  (each operation rounded), so a pair within a few float roundings of
+     *  the distance (relatively, about 1e-7) may fall either way, the same
+     *  way on every backend. 0 (finds nothing, the default) or a value
      *  whose square is a normal float: about 1.1e-19 to 1.8e19. */
     float distance;
     /** Fraction of each pair's overlap removed per call, in [0, 1]; 1 puts a
@@ -330,8 +334,8 @@ typedef struct pleat_params {
     uint32_t num_indices;
     /** Optional rest pose, 4 floats per particle (the 4th is ignored), same
      *  count as the particles (default NULL). Pairs closer than distance at
-     *  rest (|r_j - r_i| < distance) never collide, so mesh neighbours do not
-     *  fight the cloth's own constraints. */
+     *  rest (|r_j - r_i| < distance, in float as above) never collide, so
+     *  mesh neighbours do not fight the cloth's own constraints. */
     const float *rest_positions;
     /** The most candidate tests (pleat_stats.tests) a call may make; 0 (the
      *  default) = no limit. A call whose tests would be more returns
