@@ -32,13 +32,21 @@
  *   this machine has) and thread count, from a context on a job system that
  *   drops ranges (buggy_enqueue), and from the CUDA backend
  *   where a context can have it (a GPU, or the CUDA emulator of
- *   tests/cuda_emu).
+ *   tests/cuda_emu);
+ * - built against the emulator, pleat_self_collide() inputs also go
+ *   through pleat_self_collide_device() on device copies: the same status
+ *   (with stats, and from pleat_context_device_status() without), the same
+ *   bits, and the device buffer unchanged on error.
  */
 #include "fuzz_common.h"
 #include "grid_reference.h"
 #include "isas.h"
 #include "portable.h"
 #include "scenes.h" /* pleat_scene_random, pleat_scene_uniform */
+
+#ifdef PLEAT_FUZZ_REQUIRE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #include <float.h>
 #include <math.h>
@@ -764,6 +772,74 @@ static void check_status(pleat_status s, pleat_status want, const char *what)
 
 /* ---- pleat_self_collide ------------------------------------------------ */
 
+#ifdef PLEAT_FUZZ_REQUIRE_CUDA
+/* A device copy of `bytes` from host (NULL for NULL; a real block for 0). */
+static void *on_device(const void *host, size_t bytes)
+{
+    if (!host)
+        return NULL;
+    void *d = NULL;
+    CHECK(cudaMalloc(&d, bytes ? bytes : 4) == cudaSuccess, "harness cudaMalloc");
+    CHECK(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice) == cudaSuccess,
+          "harness copy to the device");
+    return d;
+}
+
+/* One device-pointer call on a device copy of `before` (indices and rest
+ * positions copied too), stats asked for or not, and its status: with
+ * stats the call's; without, a call past its argument checks returns OK
+ * and pleat_context_device_status() gives it. The particles it leaves go
+ * to `out`. */
+static pleat_status device_call(const fz_case *c, const float *before, int params_null,
+                                int particles_null, pleat_stats *stats, float *out)
+{
+    const size_t fbytes = 4 * (size_t)c->count * sizeof(float);
+    float *d = on_device(before, fbytes);
+    pleat_params p = c->params;
+    p.indices = on_device(p.indices, (size_t)p.num_indices * sizeof(uint32_t));
+    p.rest_positions = on_device(p.rest_positions, fbytes);
+    pleat_status s = pleat_self_collide_device(contexts[cuda].ctx, particles_null ? NULL : d,
+                                               c->count, params_null ? NULL : &p, NULL, stats);
+    if (!stats && s == PLEAT_OK)
+        s = pleat_context_device_status(contexts[cuda].ctx);
+    /* the copies in may still be queued when pleat refused the call at
+     * once (a copy from pageable memory returns once it is staged), and
+     * cudaFree does not wait for them */
+    CHECK(cudaDeviceSynchronize() == cudaSuccess, "harness device sync");
+    CHECK(cudaMemcpy(out, d, fbytes, cudaMemcpyDeviceToHost) == cudaSuccess,
+          "harness copy from the device");
+    cudaFree(d);
+    cudaFree((void *)p.indices);
+    cudaFree((void *)p.rest_positions);
+    return s;
+}
+
+/* The device-pointer path gives what the host-pointer call gave, with
+ * stats and without: status `want` and, on success, the particles `after`
+ * and the stats `want_stats`; on error nothing written. */
+static void device_path(const fz_case *c, const float *before, const float *after,
+                        pleat_status want, const pleat_stats *want_stats, int params_null,
+                        int particles_null)
+{
+    const size_t fbytes = 4 * (size_t)c->count * sizeof(float);
+    const float *expected = want == PLEAT_OK ? after : before;
+    float *out = xcalloc(4 * (size_t)c->count, sizeof(float));
+    pleat_stats st;
+    memset(&st, 0xa5, sizeof st);
+    const pleat_stats st_before = st;
+    pleat_status s = device_call(c, before, params_null, particles_null, &st, out);
+    check_status(s, want, "device path status");
+    CHECK(same_bits(out, expected, fbytes), "device path: the host path's bits, or none");
+    CHECK(want == PLEAT_OK ? st.pairs == want_stats->pairs && st.tests == want_stats->tests
+                           : same_bits(&st, &st_before, sizeof st),
+          "device path stats");
+    s = device_call(c, before, params_null, particles_null, NULL, out);
+    check_status(s, want, "device path status, without stats");
+    CHECK(same_bits(out, expected, fbytes), "device path without stats: the same bits, or none");
+    free(out);
+}
+#endif
+
 /* A call that failed on the first context fails alike on every other one
  * (other ISAs and thread counts, the job system, CUDA), on a fresh copy of
  * the start, and writes nothing there either. */
@@ -821,8 +897,12 @@ void fz_collide(const uint8_t *data, size_t size)
     if (s != PLEAT_OK) {
         CHECK(same_bits(c.particles, before, fbytes), "particles untouched on error");
         CHECK(same_bits(&stats, &stats_before, sizeof stats), "stats untouched on error");
-        if (!ctx_null)
+        if (!ctx_null) {
             same_error_elsewhere(&c, before, s, params_null, particles_null);
+#ifdef PLEAT_FUZZ_REQUIRE_CUDA
+            device_path(&c, before, NULL, s, NULL, params_null, particles_null);
+#endif
+        }
         goto done;
     }
 
@@ -907,6 +987,9 @@ void fz_collide(const uint8_t *data, size_t size)
         }
         CHECK(st2.pairs == stats.pairs, "same pair count across contexts");
     }
+#ifdef PLEAT_FUZZ_REQUIRE_CUDA
+    device_path(&c, before, c.particles, PLEAT_OK, &stats, 0, 0);
+#endif
     /* and one test fewer on one of them (a limit of 0 is none): stopped,
      * nothing written */
     if (n_other > 0 && stats.tests > 1) {
