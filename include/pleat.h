@@ -159,7 +159,9 @@ typedef struct pleat_context_desc {
     pleat_backend backend; /**< default PLEAT_BACKEND_AUTO */
     int cpu_threads;       /**< CPU worker threads, 1..PLEAT_MAX_CPU_THREADS;
                                 0 (default) = one per core the process may run
-                                on (its CPU affinity). The calling thread counts
+                                on (its CPU affinity; a container's CPU quota,
+                                as docker --cpus sets, is not counted: set the
+                                count there). The calling thread counts
                                 as one. With no more threads than such cores,
                                 idle workers spin for up to 50 us after each
                                 stage before they sleep. With a job system
