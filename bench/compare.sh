@@ -26,7 +26,7 @@ build() { # source-dir build-dir
 }
 
 git -C "$root" worktree remove --force "$work/old" 2>/dev/null || true
-git -C "$root" worktree add --detach "$work/old" "$rev" >/dev/null 2>&1
+git -C "$root" worktree add --detach "$work/old" "$rev" >/dev/null
 build "$work/old" "$work/old-build"
 build "$root" "$work/new-build"
 git -C "$root" worktree remove --force "$work/old"

@@ -32,11 +32,14 @@ expect_not() {
 }
 
 # pleat-bench with its CUDA rows swapped for small CPU rows; with a pairs
-# offset, it miscounts the folded sheet's pairs by that much
+# offset, it miscounts the folded sheet's pairs by that much (in the table,
+# or in --json's rows, as bench/interleave.sh reads them); each run adds its
+# path to $work/runs.log
 stand_in_bench() { # path, pairs offset
   mkdir -p "$(dirname "$1")"
   cat >"$1" <<EOF
 #!/usr/bin/env bash
+echo "$1" >>"$work/runs.log"
 args=()
 while [[ \$# -gt 0 ]]; do
   case \$1 in
@@ -47,7 +50,14 @@ while [[ \$# -gt 0 ]]; do
 done
 "$bench" "\${args[@]}" --backend cpu --sizes 1k --scenes cloud,folded --threads 1 \
   --isa scalar --repeats 1 |
-  awk -v d=$2 '\$1 == "folded" && \$2 ~ /^[0-9]+\$/ { \$8 += d } { print }'
+  awk -v d=$2 '\$1 == "folded" && \$2 ~ /^[0-9]+\$/ { \$8 += d }
+    /"scene": "folded"/ { json = 1 }
+    json && match(\$0, /"pairs": [0-9]+/) {
+      n = substr(\$0, RSTART + 9, RLENGTH - 9) + d
+      \$0 = substr(\$0, 1, RSTART - 1) "\\"pairs\\": " n substr(\$0, RSTART + RLENGTH)
+      json = 0
+    }
+    { print }'
 EOF
   chmod +x "$1"
 }
@@ -64,6 +74,10 @@ stand_in_bench "$work/c" 1
 ROUNDS=2 LABELS="this base odd" "$root/bench/interleave.sh" "$work/a" "$work/b" "$work/c" \
   >"$work/three.txt" 2>&1
 expect "two rounds" "^2 interleaved runs each" "$work/three.txt"
+printf '%s\n' "$work/a" "$work/b" "$work/c" "$work/c" "$work/b" "$work/a" >"$work/order.txt"
+if cmp -s "$work/order.txt" "$work/runs.log"; then echo "ok: each round in reverse order"
+else echo "FAIL: the runs' order:"; sed 's/^/  | /' "$work/runs.log"; failures=$((failures + 1))
+fi
 for l in this base odd; do
   expect "a cloud line for $l" "^cloud +1024 cpu +scalar +1 +$l " "$work/three.txt"
 done
