@@ -1,6 +1,7 @@
 /* Context life cycle, defaults, version and status strings. */
 #include "context.h"
 #include "alloc.h"
+#include "fork.h"
 #include "fp.h"
 #include "cpu/cpu.h"
 #include "cpu/thread.h"
@@ -78,6 +79,7 @@ static pleat_status create(const pleat_context_desc *desc, pleat_context **out)
         pleat_alloc_context_gone();
         return PLEAT_ERROR_OUT_OF_MEMORY;
     }
+    ctx->forks = pleat_forks();
     pleat_status s = PLEAT_ERROR_BACKEND_UNAVAILABLE;
 #ifdef PLEAT_HAVE_CUDA
     if (d.backend != PLEAT_BACKEND_CPU) {
@@ -117,7 +119,10 @@ pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context 
 
 void pleat_context_destroy(pleat_context *ctx)
 {
-    if (!ctx)
+    /* A fork() child's copy of a context that a call held at the fork: that
+     * call stopped wherever it was (a block freed, its pointer not yet
+     * replaced), so nothing of it can be freed safely. It is left. */
+    if (!ctx || (pleat_forks() != ctx->forks && atomic_load(&ctx->busy)))
         return;
     pleat_fp_env env;
     pleat_fp_enter(&env);

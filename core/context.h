@@ -13,6 +13,7 @@ struct pleat_context {
     pleat_timings timings; /* of the last successful call */
     char describe[128];
     atomic_int busy; /* 1 while a call runs: a second, concurrent call is refused */
+    unsigned long forks; /* pleat_forks() when it was made */
 };
 
 /* Claims the context for one call; 0 when another call holds it. */

@@ -11,11 +11,11 @@ extern "C" { /* the CUDA backend asks too */
 #endif
 
 /* How many fork()s this process has come through as the child since pleat
- * first asked (core/fork.c): a value taken when something is made differs
- * from the current one only in a child. The first call starts the count
- * (pthread_atfork), so take the value before making what it guards. Always
- * 0 where there is no fork() (Windows), or if the count could not start
- * (out of memory at the first call). */
+ * was loaded (core/fork.c): a value taken when something is made differs
+ * from the current one only in a child. Counted by a pthread_atfork child
+ * handler, so not in the child handlers registered before it, nor after
+ * _Fork() or clone(), which run none. Always 0 where there is no fork()
+ * (Windows), or if the count could not start (out of memory). */
 unsigned long pleat_forks(void);
 
 #ifdef __cplusplus

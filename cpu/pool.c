@@ -354,7 +354,7 @@ void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *ar
 
 void pleat_pool_nudge(pleat_pool *pool)
 {
-    /* a job system's pool never spins */
+    /* !spin also covers a job system's pool; an orphan has no workers */
     if (pool->threads == 1 || !pool->spin || orphaned(pool))
         return;
     pleat_mutex_lock(&pool->lock);

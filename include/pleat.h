@@ -35,14 +35,21 @@
  *   pleat_context_describe() are thread-safe.
  * - fork() (POSIX): in the child, a context made before the fork works as
  *   follows. A CPU context's worker threads stayed in the parent: its calls
- *   run on the calling thread alone (the same bits), and
- *   pleat_context_destroy() frees it without waiting for them. A CUDA
- *   context calls nothing of the CUDA runtime, which does not survive a
- *   fork: its calls and pleat_context_device_status() return
- *   PLEAT_ERROR_DEVICE (after the argument checks) and write nothing, and
- *   pleat_context_destroy() frees only its host memory. One with a job
- *   system relies on the job system, as in the parent. A copy that another
- *   thread's call held at the fork stays held: its calls are refused.
+ *   run on the calling thread alone (the same bits; pleat_context_describe()
+ *   still names the threads it was made with), and pleat_context_destroy()
+ *   frees it without waiting for them. A CUDA context calls nothing of the
+ *   CUDA runtime, which does not survive a fork: its calls and
+ *   pleat_context_device_status() return PLEAT_ERROR_DEVICE (after the
+ *   argument checks and the busy refusal) and write nothing, and
+ *   pleat_context_destroy() frees only what it took from pleat's heap (see
+ *   pleat_set_allocator()), not its device or pinned memory. One with a
+ *   job system relies on the job system, as in the parent. A copy that
+ *   another thread's call held at the fork stays held: its calls are
+ *   refused, and pleat_context_destroy() leaves it as it is (that call may
+ *   have stopped midway, so nothing of it can be freed safely). pleat knows
+ *   it is in a child through a pthread_atfork() child handler registered
+ *   when it is loaded: not yet in child handlers registered before that,
+ *   and never after _Fork() or clone(); there, use or destroy no context.
  * - Results are identical bit for bit whatever the backend, the CPU
  *   instruction set, the thread count or the run, and whatever the caller's
  *   floating-point environment: pleat_self_collide(), pleat_find_pairs()
