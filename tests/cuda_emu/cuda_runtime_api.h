@@ -187,9 +187,10 @@ void pleat_emu_kernel_images(int device, int present);
  * copy from device to host memory of at least min_bytes, and every memset,
  * waits copy_ms or memset_ms milliseconds when it runs (0: none). */
 void pleat_emu_slow(size_t min_bytes, unsigned copy_ms, unsigned memset_ms);
-/* The runtime does not survive a fork(): a call in the child aborts. With
- * survive set (0 at the start), a child forked from now on may call it, as
- * a death test's does to see the emulator abort or fault there. */
+/* The runtime does not survive a fork() of a process that called it: a
+ * call in such a child aborts. With survive set (0 at the start), a child
+ * forked from now on may call it, as a death test's does to see the
+ * emulator abort or fault there. */
 void pleat_emu_survive_fork(int survive);
 
 #ifdef __cplusplus

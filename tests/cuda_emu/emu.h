@@ -71,8 +71,8 @@
  *   the device, and synchronous copies fail and invalidate it, as do a
  *   pageable copy in the capture, a wait on an event recorded outside it,
  *   and work on the legacy stream while a blocking stream captures.
- * - Fork. The runtime does not survive a fork(): a call in the child
- *   aborts.
+ * - Fork. The runtime does not survive a fork() of a process that called
+ *   it: a call in the child aborts.
  * Anything else it does not model aborts rather than guess.
  *
  * One process-wide lock serialises every call; the kernels run on the

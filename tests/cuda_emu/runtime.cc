@@ -1,6 +1,7 @@
 /* The CUDA emulator: errors, versions and the devices (emu.h). */
 #include "emu.h"
 
+#include <atomic>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,12 +21,17 @@ namespace pleat_emu {
     abort();
 }
 
-/* Set in a fork() child: the CUDA runtime does not survive a fork, and a
- * call there aborts (on a GPU it fails or hangs). Checked before the lock,
- * which the parent's threads may have held. Not when a death test's child
- * runs the emulator on purpose (pleat_emu_survive_fork). */
+/* Set in a fork() child of a process that had called the runtime: CUDA
+ * does not survive such a fork, and a call there aborts (on a GPU it fails
+ * or hangs). Checked before the lock, which the parent's threads may have
+ * held. Not when a death test's child runs the emulator on purpose
+ * (pleat_emu_survive_fork). */
+static std::atomic<bool> used{false}; /* set by threads without the lock */
 static bool forked_child, survives_fork;
-static void mark_child() { forked_child = !survives_fork; }
+static void mark_child()
+{
+    forked_child = used.load(std::memory_order_relaxed) && !survives_fork;
+}
 static const int watching_forks = pthread_atfork(nullptr, nullptr, mark_child);
 
 static void not_in_a_fork_child()
@@ -33,6 +39,7 @@ static void not_in_a_fork_child()
     (void)watching_forks;
     if (forked_child)
         die("a CUDA call in a fork() child of the process that used the runtime");
+    used.store(true, std::memory_order_relaxed);
 }
 
 std::recursive_mutex &big_lock()

@@ -961,11 +961,13 @@ static void order()
     cudaFree(d);
 }
 
-/* The runtime does not survive a fork(): in the child, a call aborts. */
+/* The runtime does not survive a fork() of a process that called it: in
+ * the child, a call aborts. */
 static void fork_child()
 {
     pleat_emu_survive_fork(0);
     int n = 0;
+    expect(cudaGetDeviceCount(&n) == cudaSuccess && n == 2, "a call before the fork");
     expect(dies_of(SIGABRT, [&n]() { cudaGetDeviceCount(&n); }),
            "a call in a fork() child aborts");
     expect(dies_of(SIGABRT, []() { cudaPeekAtLastError(); }),
