@@ -736,8 +736,9 @@ Test(alloc, an_application_heap_takes_every_block)
         heap_run(&s, threads, &got_c, &got_p);
         cr_assert(got_c == want_c && got_p == want_p, "%d threads: other bits", threads);
     }
-    /* the rod's particles before it was stretched: the same blocks but for
-     * the sums owed, which fit in 4 MiB */
+    /* the rod's particles before it was stretched: as many particles, so
+     * as many per-particle blocks, but sums owed that fit in 4 MiB (the
+     * rod's extra block is its owed-sum table, 8 MiB today) */
     hz_scene plain = hz_cloud(300000, 7, 0, 0);
     uint64_t got_c, got_p;
     long huge0 = atomic_load(&h.huge);
