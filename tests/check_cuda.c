@@ -558,7 +558,8 @@ static int fork_child_calls(pleat_context *gpu, float *d, const float *pts, size
 
 /* pleat.h: the CUDA runtime does not survive a fork(), so in the child a
  * CUDA context made before it calls none of it: its calls are refused and
- * its end frees only host memory. The parent's context is unaffected. */
+ * its end frees only what it took from pleat's heap. The parent's context
+ * is unaffected. */
 static void fork_child(pleat_context *gpu)
 {
     const char *name = "fork child";

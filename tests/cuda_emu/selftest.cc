@@ -2,10 +2,11 @@
  * The CUDA emulator's own tests: that it computes what a GPU computes for the
  * intrinsics, the sort and the copies pleat uses, and that it catches what
  * it promises to catch (emu.h): stale reads from a missing wait, capture
- * rules, a call in a fork() child, host access to device memory, writes past an allocation, lanes
- * that leave a warp intrinsic waiting, shared memory read before it is
- * written, and order-dependent code (the expected result of the racy kernel
- * depends on PLEAT_CUDA_EMULATOR_ORDER, so CTest runs this in both orders).
+ * rules, a call in a fork() child, host access to device memory, writes
+ * past an allocation, lanes that leave a warp intrinsic waiting, shared
+ * memory read before it is written, and order-dependent code (the expected
+ * result of the racy kernel depends on PLEAT_CUDA_EMULATOR_ORDER, so CTest
+ * runs this in both orders).
  * Exit status 0 when every check passed.
  */
 #include "cub/device/device_radix_sort.cuh"
