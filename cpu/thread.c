@@ -3,6 +3,8 @@
 #endif
 #include "thread.h"
 
+#include "quota.h"
+
 #include <limits.h>
 
 #ifdef _WIN32
@@ -58,7 +60,9 @@ void pleat_thread_yield(void)
     SwitchToThread();
 }
 
-int pleat_usable_cores(void)
+/* The CPUs in the affinity mask, which covers the processor group the
+ * process runs in; all the active ones where there is none. */
+static int affinity_cores(void)
 {
     DWORD_PTR process, system;
     if (GetProcessAffinityMask(GetCurrentProcess(), &process, &system) && process) {
@@ -113,12 +117,18 @@ void pleat_thread_yield(void)
     sched_yield();
 }
 
-int pleat_usable_cores(void)
+/* The CPUs in the affinity mask; sysconf's count where there is none. */
+static int affinity_cores(void)
 {
-#ifdef CPU_COUNT
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
+#ifdef CPU_COUNT_S
+    /* room for Linux's largest NR_CPUS: a plain cpu_set_t holds 1024, and
+     * sched_getaffinity fails on a host with more */
+    unsigned long mask[8192 / (8 * sizeof(unsigned long))];
+    if (sched_getaffinity(0, sizeof mask, (cpu_set_t *)mask) == 0) {
+        int n = CPU_COUNT_S(sizeof mask, (cpu_set_t *)mask);
+        if (n > 0)
+            return n;
+    }
 #endif
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 && n < INT_MAX ? (int)n : 1;
@@ -134,3 +144,11 @@ void pleat_cond_wait(pleat_cond *c, pleat_mutex *m) { pthread_cond_wait(c, m); }
 void pleat_cond_signal(pleat_cond *c) { pthread_cond_signal(c); }
 void pleat_cond_broadcast(pleat_cond *c) { pthread_cond_broadcast(c); }
 #endif
+
+/* A quota below the affinity wins: a container given 2 CPUs of 64 still
+ * sees all 64 in its mask. */
+int pleat_usable_cores(void)
+{
+    int n = affinity_cores(), quota = pleat_cpu_quota_cores("");
+    return quota && quota < n ? quota : n;
+}

@@ -166,10 +166,13 @@ typedef struct pleat_context_desc {
     pleat_backend backend; /**< default PLEAT_BACKEND_AUTO */
     int cpu_threads;       /**< CPU worker threads, 1..PLEAT_MAX_CPU_THREADS;
                                 0 (default) = one per core the process may run
-                                on (its CPU affinity; a container's CPU quota,
-                                as docker --cpus sets, is not counted: set the
-                                count there). The calling thread counts
-                                as one. With no more threads than such cores,
+                                on: its CPU affinity, or on Linux its cgroup's
+                                CPU quota (v1 or v2, as docker --cpus and
+                                Kubernetes CPU limits set it, the tightest of
+                                its cgroup and those above), rounded up to
+                                whole cores, where that is fewer; read when
+                                the context is created. The calling thread
+                                counts as one. With no more threads than such cores,
                                 idle workers spin for up to 50 us after each
                                 stage before they sleep. With a job system
                                 (enqueue_tasks) no threads are started: see

@@ -1,0 +1,246 @@
+/*
+ * The cgroup CPU quota that cpu_threads = 0 counts (cpu/quota.c), read from
+ * folders laid out as a Linux root is: /proc/self/cgroup,
+ * /proc/self/mountinfo and the cgroup files, in the layouts docker,
+ * Kubernetes and systemd make with cgroup v2, v1 and both. Each expected
+ * count is worked out by hand from the files the test writes.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cpu/quota.h"
+#include "cpu/thread.h"
+
+static char root[64];
+
+static void make_root(void)
+{
+    strcpy(root, "/tmp/pleat-cores-XXXXXX");
+    cr_assert(mkdtemp(root), "mkdtemp: %s", strerror(errno));
+}
+
+static void remove_root(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    cr_assert(system(cmd) == 0);
+}
+
+/* Writes text to root/path, making the folders on the way. */
+static void put(const char *path, const char *text)
+{
+    char full[1024];
+    snprintf(full, sizeof full, "%s/%s", root, path);
+    char *slash = full + strlen(root);
+    while ((slash = strchr(slash + 1, '/'))) {
+        *slash = '\0';
+        cr_assert(mkdir(full, 0755) == 0 || errno == EEXIST, "mkdir %s: %s", full, strerror(errno));
+        *slash = '/';
+    }
+    FILE *f = fopen(full, "w");
+    cr_assert(f, "%s: %s", full, strerror(errno));
+    cr_assert(fputs(text, f) >= 0);
+    cr_assert(fclose(f) == 0);
+}
+
+TestSuite(cores, .init = make_root, .fini = remove_root);
+
+/* A mountinfo line for a cgroup mount. */
+#define V2_MOUNT(root, at) "30 24 0:26 " root " " at " rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
+#define V1_MOUNT(root, at, ctl)                                                                    \
+    "35 25 0:30 " root " " at " rw,relatime shared:14 - cgroup cgroup rw," ctl "\n"
+#define OTHER_MOUNTS                                                                               \
+    "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"                                               \
+    "23 22 0:5 / /proc rw,nosuid - proc proc rw\n"
+
+Test(cores, a_v2_container_with_a_fractional_limit_rounds_up)
+{
+    put("proc/self/cgroup", "0::/\n");
+    put("proc/self/mountinfo", OTHER_MOUNTS V2_MOUNT("/", "/sys/fs/cgroup"));
+    put("sys/fs/cgroup/cpu.max", "150000 100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 2);
+    put("sys/fs/cgroup/cpu.max", "200000 100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 2);
+    put("sys/fs/cgroup/cpu.max", "50000 100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 1, "half a core is one thread");
+    put("sys/fs/cgroup/cpu.max", "1 1000000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 1);
+}
+
+Test(cores, a_v2_limit_of_max_is_none)
+{
+    put("proc/self/cgroup", "0::/\n");
+    put("proc/self/mountinfo", V2_MOUNT("/", "/sys/fs/cgroup"));
+    put("sys/fs/cgroup/cpu.max", "max 100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 0);
+}
+
+/* systemd on the host: the process's cgroup is a few levels down, and the
+ * tightest limit is on a slice above it. */
+Test(cores, v2_limits_bind_from_every_level_up_to_the_mount)
+{
+    put("proc/self/cgroup", "0::/user.slice/app.slice/job.scope\n");
+    put("proc/self/mountinfo", V2_MOUNT("/", "/sys/fs/cgroup"));
+    put("sys/fs/cgroup/cpu.max", "max 100000\n");
+    put("sys/fs/cgroup/user.slice/cpu.max", "800000 100000\n");
+    put("sys/fs/cgroup/user.slice/app.slice/cpu.max", "300000 100000\n");
+    put("sys/fs/cgroup/user.slice/app.slice/job.scope/cpu.max", "max 100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 3);
+    put("sys/fs/cgroup/user.slice/app.slice/job.scope/cpu.max", "25000 10000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 3, "2.5 cores, rounded up");
+    put("sys/fs/cgroup/user.slice/app.slice/job.scope/cpu.max", "5000 10000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 1);
+    put("sys/fs/cgroup/cpu.max", "100 1000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 1, "the top one binds too");
+}
+
+/* Docker on cgroup v1 without a cgroup namespace: the mount shows the
+ * container's own cgroup at its top. */
+Test(cores, a_v1_container_reads_its_cgroup_at_the_mount_point)
+{
+    put("proc/self/cgroup", "12:pids:/docker/abc\n"
+                            "5:cpuset:/docker/abc\n"
+                            "4:cpu,cpuacct:/docker/abc\n"
+                            "1:name=systemd:/docker/abc\n");
+    put("proc/self/mountinfo",
+        OTHER_MOUNTS V1_MOUNT("/docker/abc", "/sys/fs/cgroup/cpuset", "cpuset")
+            V1_MOUNT("/docker/abc", "/sys/fs/cgroup/cpu,cpuacct", "cpu,cpuacct"));
+    put("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "300000\n");
+    put("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 3);
+    /* the host's hierarchy bound in again further down: the first counts */
+    put("proc/self/mountinfo",
+        OTHER_MOUNTS V1_MOUNT("/docker/abc", "/sys/fs/cgroup/cpu,cpuacct", "cpu,cpuacct")
+            V1_MOUNT("/", "/host/cpu", "cpu,cpuacct"));
+    put("host/cpu/docker/abc/cpu.cfs_quota_us", "100000\n");
+    put("host/cpu/docker/abc/cpu.cfs_period_us", "100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 3);
+    put("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "-1\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 0, "-1 is no quota");
+}
+
+/* The cpu controller alone, listed after cpuacct, with cpuset beside it:
+ * only the "cpu" item counts. */
+Test(cores, the_v1_cpu_controller_is_found_among_the_others)
+{
+    put("proc/self/cgroup", "3:cpuset:/a\n2:cpuacct,cpu:/a/b\n");
+    put("proc/self/mountinfo", V1_MOUNT("/", "/cg/cpuset", "cpuset")
+                                   V1_MOUNT("/", "/cg/cpu", "cpuacct,cpu"));
+    put("cg/cpuset/a/cpu.cfs_quota_us", "100000\n");
+    put("cg/cpuset/a/cpu.cfs_period_us", "100000\n");
+    put("cg/cpu/a/b/cpu.cfs_quota_us", "-1\n");
+    put("cg/cpu/a/b/cpu.cfs_period_us", "100000\n");
+    put("cg/cpu/a/cpu.cfs_quota_us", "700000\n");
+    put("cg/cpu/a/cpu.cfs_period_us", "100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 7);
+}
+
+/* Hybrid: v1 holds the cpu controller, v2 is mounted beside it without it;
+ * with a limit in both, the smaller binds. */
+Test(cores, with_v1_and_v2_both_mounted_the_smaller_limit_binds)
+{
+    put("proc/self/cgroup", "4:cpu:/job\n0::/job\n");
+    put("proc/self/mountinfo",
+        V1_MOUNT("/", "/sys/fs/cgroup/cpu", "cpu") V2_MOUNT("/", "/sys/fs/cgroup/unified"));
+    put("sys/fs/cgroup/cpu/job/cpu.cfs_quota_us", "400000\n");
+    put("sys/fs/cgroup/cpu/job/cpu.cfs_period_us", "100000\n");
+    put("sys/fs/cgroup/unified/job/cgroup.procs", "1\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 4);
+    put("sys/fs/cgroup/unified/job/cpu.max", "600000 100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 4);
+    put("sys/fs/cgroup/unified/job/cpu.max", "200000 100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 2);
+}
+
+/* mountinfo writes a space in a path as \040. */
+Test(cores, escaped_mount_paths_are_read)
+{
+    put("proc/self/cgroup", "0::/my job\n");
+    put("proc/self/mountinfo", V2_MOUNT("/", "/cgroup\\040fs"));
+    put("cgroup fs/my job/cpu.max", "200000 100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 2);
+}
+
+/* A cgroup that is not under the mount's top (another namespace's view):
+ * only the mount point's own limit is known. "/ab" is not under "/a". */
+Test(cores, a_cgroup_outside_the_mounts_root_reads_the_mount_point)
+{
+    put("proc/self/cgroup", "0::/ab/c\n");
+    put("proc/self/mountinfo", V2_MOUNT("/a", "/sys/fs/cgroup"));
+    put("sys/fs/cgroup/cpu.max", "500000 100000\n");
+    put("sys/fs/cgroup/c/cpu.max", "100000 100000\n");
+    put("sys/fs/cgroup/ab/c/cpu.max", "100000 100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 5);
+}
+
+Test(cores, unreadable_or_malformed_files_mean_no_quota)
+{
+    cr_expect_eq(pleat_cpu_quota_cores(root), 0, "no /proc");
+    put("proc/self/cgroup", "0::/\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 0, "no mountinfo");
+    put("proc/self/mountinfo", OTHER_MOUNTS);
+    cr_expect_eq(pleat_cpu_quota_cores(root), 0, "no cgroup mount");
+    put("proc/self/mountinfo", V2_MOUNT("/", "/sys/fs/cgroup"));
+    cr_expect_eq(pleat_cpu_quota_cores(root), 0, "no cpu.max");
+    const char *bad[] = {"", "abc 100000\n", "100000\n", "100000 abc\n", "100000 0\n",
+                         "0 100000\n", "-5 100000\n", "100000  100000\n",
+                         "99999999999999999999999 1\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+        put("sys/fs/cgroup/cpu.max", bad[i]);
+        cr_expect_eq(pleat_cpu_quota_cores(root), 0, "cpu.max \"%s\"", bad[i]);
+    }
+    put("proc/self/mountinfo", "30 24 0:26 / /sys/fs/cgroup rw - cgroup2\n");
+    put("sys/fs/cgroup/cpu.max", "100000 100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 0, "a mount line cut short");
+}
+
+Test(cores, a_huge_quota_is_capped_not_wrapped)
+{
+    put("proc/self/cgroup", "0::/\n");
+    put("proc/self/mountinfo", V2_MOUNT("/", "/sys/fs/cgroup"));
+    put("sys/fs/cgroup/cpu.max", "18446744073709551615 1\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), INT_MAX);
+    put("sys/fs/cgroup/cpu.max", "18446744073709551615 18446744073709551615\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 1);
+}
+
+/* Lines longer than the reader's 1 KiB buffer are skipped, not cut: a long
+ * overlay mount line before the cgroup one, whose part past the first 1023
+ * bytes reads as a cgroup mount, and the cgroup line last without a
+ * newline. */
+Test(cores, long_lines_are_skipped_and_the_last_line_needs_no_newline)
+{
+    char mounts[8192] = "22 1 0:40 / / rw - overlay overlay rw,lowerdir=";
+    size_t n = strlen(mounts);
+    memset(mounts + n, 'x', 1023 - n);
+    strcpy(mounts + 1023, V2_MOUNT("/", "/elsewhere") V2_MOUNT("/", "/sys/fs/cgroup"));
+    put("elsewhere/cpu.max", "100000 100000\n");
+    mounts[strlen(mounts) - 1] = '\0';
+    put("proc/self/cgroup", "0::/\n");
+    put("proc/self/mountinfo", mounts);
+    put("sys/fs/cgroup/cpu.max", "300000 100000");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 3);
+    /* a cgroup path past the reader's 512 bytes: unreadable, so none */
+    char cgroup[700] = "0::/";
+    memset(cgroup + 4, 'a', 600);
+    put("proc/self/cgroup", cgroup);
+    cr_expect_eq(pleat_cpu_quota_cores(root), 0);
+}
+
+/* The process's own count: never above its affinity, never below 1, and
+ * within the quota this machine sets, if any. */
+Test(cores, usable_cores_keep_within_the_affinity_and_the_quota)
+{
+    int n = pleat_usable_cores(), quota = pleat_cpu_quota_cores("");
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    cr_expect_geq(n, 1);
+    cr_expect_leq(n, online);
+    if (quota)
+        cr_expect_leq(n, quota);
+}
