@@ -5,9 +5,12 @@
  * /proc/self/mountinfo where each hierarchy is mounted and which of its
  * cgroups the mount shows at its top (its root field: "/" inside a cgroup
  * namespace, the container's own cgroup in a v1 container without one). The
- * cgroup's folder is the mount point followed by the path past that root.
- * A limit set higher up binds too, so the walk reads every folder up to the
- * mount point and keeps the smallest.
+ * cgroup's folder is the mount point followed by the path past that root,
+ * through the last mount whose root holds the cgroup: a later mount on the
+ * same point hides an earlier one. A limit set higher up binds too, so the
+ * walk reads every folder up to the mount point and keeps the smallest;
+ * those above the mount's root, a cgroup namespace's, cannot be seen. A
+ * cgroup outside the process's namespace ("/../x") has no folder to read.
  *
  * Files are read with open and read into buffers on the stack, so the
  * caller's heap (pleat_set_allocator) sees no block; a line or a path too
@@ -37,8 +40,8 @@ typedef struct hierarchy {
     int v1;
     int have_cgroup, have_mount;
     char cgroup[PATH_BYTES]; /* the process's cgroup in it */
-    char root[PATH_BYTES];   /* the cgroup at the top of its mount */
-    char mount[PATH_BYTES];  /* the mount point */
+    char mount[PATH_BYTES];  /* the mount point of a mount that shows it */
+    char below[PATH_BYTES];  /* and the cgroup's path under that mount */
 } hierarchy;
 
 /* The hierarchies of a process: [0] v2, [1] v1's cpu controller. */
@@ -118,8 +121,20 @@ static void cgroup_line(char *line, hierarchies h)
         which = &h[0];
     else if (has_item(c1 + 1, "cpu"))
         which = &h[1];
+    const char *path = c2 + 1;
+    int outside = strncmp(path, "/..", 3) == 0 && (path[3] == '/' || !path[3]);
     if (which)
-        which->have_cgroup = copy(which->cgroup, c2 + 1) == 0;
+        which->have_cgroup = !outside && copy(which->cgroup, path) == 0;
+}
+
+/* The part of cgroup under a mount whose root is `root`, or NULL when the
+ * mount does not show it. */
+static const char *under(const char *cgroup, const char *root)
+{
+    size_t r = strlen(root);
+    if (strcmp(root, "/") == 0)
+        return cgroup;
+    return strncmp(cgroup, root, r) == 0 && (cgroup[r] == '/' || !cgroup[r]) ? cgroup + r : NULL;
 }
 
 /* The next space-separated field, or NULL. */
@@ -154,7 +169,8 @@ static void unescape(char *s)
 }
 
 /* "id parent major:minor root mount-point options [optional...] - type
- * source super-options": the first mount of each hierarchy counts. */
+ * source super-options": the last mount that shows the process's cgroup
+ * counts. */
 static void mount_line(char *line, hierarchies h)
 {
     char *cursor = line, *field[6], *f;
@@ -172,11 +188,16 @@ static void mount_line(char *line, hierarchies h)
         which = &h[0];
     else if (strcmp(type, "cgroup") == 0 && has_item(super, "cpu"))
         which = &h[1];
-    if (!which || which->have_mount)
+    if (!which || !which->have_cgroup)
         return;
     unescape(field[3]);
     unescape(field[4]);
-    which->have_mount = copy(which->root, field[3]) == 0 && copy(which->mount, field[4]) == 0;
+    const char *below = under(which->cgroup, field[3]);
+    if (below && strlen(field[4]) < PATH_BYTES) { /* below is no longer than cgroup */
+        copy(which->mount, field[4]);
+        copy(which->below, below);
+        which->have_mount = 1;
+    }
 }
 
 /* Reads a small file whole into buf, NUL-terminated; 0 on success. */
@@ -254,19 +275,12 @@ static int tighter(int a, int b)
     return a && (!b || a < b) ? a : b;
 }
 
-/* The smallest limit from the process's cgroup in h up to the mount point;
- * a cgroup not under the mount's root is read at the mount point alone. */
+/* The smallest limit from the process's cgroup in h up to the mount point. */
 static int hierarchy_limit(const char *root, const hierarchy *h)
 {
-    const char *below = "";
-    size_t r = strlen(h->root);
-    if (strcmp(h->root, "/") == 0)
-        below = h->cgroup;
-    else if (strncmp(h->cgroup, h->root, r) == 0 && (h->cgroup[r] == '/' || !h->cgroup[r]))
-        below = h->cgroup + r;
     char folder[PATH_BYTES];
     int top = snprintf(folder, sizeof folder, "%s%s", root, h->mount);
-    int n = snprintf(folder, sizeof folder, "%s%s%s", root, h->mount, below);
+    int n = snprintf(folder, sizeof folder, "%s%s%s", root, h->mount, h->below);
     if (top < 0 || n < 0 || n >= (int)sizeof folder)
         return 0;
     size_t len = (size_t)n;
@@ -294,7 +308,7 @@ int pleat_cpu_quota_cores(const char *root)
         return 0;
     int best = 0;
     for (int i = 0; i < 2; ++i)
-        if (h[i].have_cgroup && h[i].have_mount)
+        if (h[i].have_mount)
             best = tighter(hierarchy_limit(root, &h[i]), best);
     return best;
 }

@@ -168,11 +168,13 @@ typedef struct pleat_context_desc {
                                 0 (default) = one per core the process may run
                                 on: its CPU affinity, or on Linux its cgroup's
                                 CPU quota (v1 or v2, as docker --cpus and
-                                Kubernetes CPU limits set it, the tightest of
-                                its cgroup and those above), rounded up to
-                                whole cores, where that is fewer; read when
-                                the context is created. The calling thread
-                                counts as one. With no more threads than such cores,
+                                Kubernetes CPU limits set it: the tightest of
+                                its cgroup and those above it that its cgroup
+                                mount shows, so not those above a cgroup
+                                namespace's root), rounded up to whole cores,
+                                where that is fewer; read when the context is
+                                created. The calling thread counts as one.
+                                With no more threads than such cores,
                                 idle workers spin for up to 50 us after each
                                 stage before they sleep. With a job system
                                 (enqueue_tasks) no threads are started: see

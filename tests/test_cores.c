@@ -5,9 +5,11 @@
  * Kubernetes and systemd make with cgroup v2, v1 and both. Each expected
  * count is worked out by hand from the files the test writes.
  */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,13 +116,18 @@ Test(cores, a_v1_container_reads_its_cgroup_at_the_mount_point)
     put("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "300000\n");
     put("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n");
     cr_expect_eq(pleat_cpu_quota_cores(root), 3);
-    /* the host's hierarchy bound in again further down: the first counts */
+    /* the host's whole hierarchy bound in too: the last mount that shows
+     * the cgroup counts, here with a limit on the cgroup above */
     put("proc/self/mountinfo",
         OTHER_MOUNTS V1_MOUNT("/docker/abc", "/sys/fs/cgroup/cpu,cpuacct", "cpu,cpuacct")
             V1_MOUNT("/", "/host/cpu", "cpu,cpuacct"));
-    put("host/cpu/docker/abc/cpu.cfs_quota_us", "100000\n");
+    put("host/cpu/docker/abc/cpu.cfs_quota_us", "300000\n");
     put("host/cpu/docker/abc/cpu.cfs_period_us", "100000\n");
-    cr_expect_eq(pleat_cpu_quota_cores(root), 3);
+    put("host/cpu/docker/cpu.cfs_quota_us", "200000\n");
+    put("host/cpu/docker/cpu.cfs_period_us", "100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 2);
+    put("proc/self/mountinfo",
+        OTHER_MOUNTS V1_MOUNT("/docker/abc", "/sys/fs/cgroup/cpu,cpuacct", "cpu,cpuacct"));
     put("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "-1\n");
     cr_expect_eq(pleat_cpu_quota_cores(root), 0, "-1 is no quota");
 }
@@ -142,12 +149,16 @@ Test(cores, the_v1_cpu_controller_is_found_among_the_others)
 }
 
 /* Hybrid: v1 holds the cpu controller, v2 is mounted beside it without it;
- * with a limit in both, the smaller binds. */
+ * with a limit in both, the smaller binds. A v1 mount of another
+ * controller is neither. */
 Test(cores, with_v1_and_v2_both_mounted_the_smaller_limit_binds)
 {
-    put("proc/self/cgroup", "4:cpu:/job\n0::/job\n");
-    put("proc/self/mountinfo",
-        V1_MOUNT("/", "/sys/fs/cgroup/cpu", "cpu") V2_MOUNT("/", "/sys/fs/cgroup/unified"));
+    put("proc/self/cgroup", "4:cpu:/job\n3:cpuset:/job\n0::/job\n");
+    put("proc/self/mountinfo", V1_MOUNT("/", "/sys/fs/cgroup/cpu", "cpu") V2_MOUNT(
+                                   "/", "/sys/fs/cgroup/unified") V1_MOUNT("/", "/cs", "cpuset"));
+    put("cs/job/cpu.max", "100000 100000\n");
+    put("cs/job/cpu.cfs_quota_us", "100000\n");
+    put("cs/job/cpu.cfs_period_us", "100000\n");
     put("sys/fs/cgroup/cpu/job/cpu.cfs_quota_us", "400000\n");
     put("sys/fs/cgroup/cpu/job/cpu.cfs_period_us", "100000\n");
     put("sys/fs/cgroup/unified/job/cgroup.procs", "1\n");
@@ -158,25 +169,71 @@ Test(cores, with_v1_and_v2_both_mounted_the_smaller_limit_binds)
     cr_expect_eq(pleat_cpu_quota_cores(root), 2);
 }
 
-/* mountinfo writes a space in a path as \040. */
-Test(cores, escaped_mount_paths_are_read)
+/* mountinfo writes a space in a path as \040; /proc/self/cgroup writes a
+ * path as it is, colons included. */
+Test(cores, escaped_mount_paths_and_colons_in_paths_are_read)
 {
-    put("proc/self/cgroup", "0::/my job\n");
+    put("proc/self/cgroup", "0::/my job:1\n");
     put("proc/self/mountinfo", V2_MOUNT("/", "/cgroup\\040fs"));
-    put("cgroup fs/my job/cpu.max", "200000 100000\n");
+    put("cgroup fs/my job:1/cpu.max", "200000 100000\n");
     cr_expect_eq(pleat_cpu_quota_cores(root), 2);
 }
 
-/* A cgroup that is not under the mount's top (another namespace's view):
- * only the mount point's own limit is known. "/ab" is not under "/a". */
-Test(cores, a_cgroup_outside_the_mounts_root_reads_the_mount_point)
+/* Kubernetes with the systemd driver, seen from the host (no cgroup
+ * namespace): the pod's slice holds the limit of 2.5 cores. */
+Test(cores, a_kubernetes_pod_limit_binds_its_containers)
+{
+    const char *pod = "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/"
+                      "kubepods-burstable-pod1a2b_3c4d.slice";
+    put("proc/self/cgroup", "0::/kubepods.slice/kubepods-burstable.slice/"
+                            "kubepods-burstable-pod1a2b_3c4d.slice/cri-containerd-9f8e.scope\n");
+    put("proc/self/mountinfo", OTHER_MOUNTS V2_MOUNT("/", "/sys/fs/cgroup"));
+    char path[512];
+    snprintf(path, sizeof path, "%s/cpu.max", pod);
+    put(path, "250000 100000\n");
+    snprintf(path, sizeof path, "%s/cri-containerd-9f8e.scope/cpu.max", pod);
+    put(path, "max 100000\n");
+    put("sys/fs/cgroup/kubepods.slice/cpu.max", "max 100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 3);
+}
+
+/* Two mounts of the hierarchy on one point: the later hides the earlier,
+ * and its root is where the folders start. */
+Test(cores, a_later_mount_on_the_same_point_hides_the_earlier)
+{
+    put("proc/self/cgroup", "4:cpu,cpuacct:/docker/abc\n");
+    put("proc/self/mountinfo", V1_MOUNT("/", "/sys/fs/cgroup/cpu", "cpu,cpuacct")
+                                   V1_MOUNT("/docker/abc", "/sys/fs/cgroup/cpu", "cpu,cpuacct"));
+    put("sys/fs/cgroup/cpu/cpu.cfs_quota_us", "200000\n");
+    put("sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n");
+    put("sys/fs/cgroup/cpu/docker/abc/cpu.cfs_quota_us", "600000\n");
+    put("sys/fs/cgroup/cpu/docker/abc/cpu.cfs_period_us", "100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 2);
+    put("proc/self/mountinfo", V1_MOUNT("/docker/abc", "/sys/fs/cgroup/cpu", "cpu,cpuacct")
+                                   V1_MOUNT("/", "/sys/fs/cgroup/cpu", "cpu,cpuacct"));
+    put("sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 6);
+}
+
+/* A mount whose root does not hold the process's cgroup shows other
+ * cgroups: "/ab" is not under "/a". And a cgroup outside the process's
+ * cgroup namespace ("/../x", as after nsenter) has no folder in its mounts. */
+Test(cores, cgroups_no_mount_shows_have_no_limit)
 {
     put("proc/self/cgroup", "0::/ab/c\n");
     put("proc/self/mountinfo", V2_MOUNT("/a", "/sys/fs/cgroup"));
     put("sys/fs/cgroup/cpu.max", "500000 100000\n");
     put("sys/fs/cgroup/c/cpu.max", "100000 100000\n");
     put("sys/fs/cgroup/ab/c/cpu.max", "100000 100000\n");
-    cr_expect_eq(pleat_cpu_quota_cores(root), 5);
+    cr_expect_eq(pleat_cpu_quota_cores(root), 0);
+    put("proc/self/cgroup", "0::/../out\n");
+    put("proc/self/mountinfo", V2_MOUNT("/", "/sys/fs/cgroup"));
+    put("sys/fs/cgroup/out/cpu.max", "100000 100000\n");
+    put("out/cpu.max", "100000 100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 0);
+    put("proc/self/cgroup", "0::/..x\n"); /* a name that starts with two dots */
+    put("sys/fs/cgroup/..x/cpu.max", "300000 100000\n");
+    cr_expect_eq(pleat_cpu_quota_cores(root), 3);
 }
 
 Test(cores, unreadable_or_malformed_files_mean_no_quota)
@@ -188,8 +245,9 @@ Test(cores, unreadable_or_malformed_files_mean_no_quota)
     cr_expect_eq(pleat_cpu_quota_cores(root), 0, "no cgroup mount");
     put("proc/self/mountinfo", V2_MOUNT("/", "/sys/fs/cgroup"));
     cr_expect_eq(pleat_cpu_quota_cores(root), 0, "no cpu.max");
-    const char *bad[] = {"", "abc 100000\n", "100000\n", "100000 abc\n", "100000 0\n",
-                         "0 100000\n", "-5 100000\n", "100000  100000\n",
+    const char *bad[] = {"",           "abc 100000\n",     "100000\n",
+                         "100000 abc\n", "100000 0\n",       "100000x100000\n",
+                         "0 100000\n",   "-5 100000\n",      "100000  100000\n",
                          "99999999999999999999999 1\n"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
         put("sys/fs/cgroup/cpu.max", bad[i]);
@@ -233,14 +291,13 @@ Test(cores, long_lines_are_skipped_and_the_last_line_needs_no_newline)
     cr_expect_eq(pleat_cpu_quota_cores(root), 0);
 }
 
-/* The process's own count: never above its affinity, never below 1, and
- * within the quota this machine sets, if any. */
-Test(cores, usable_cores_keep_within_the_affinity_and_the_quota)
+/* The process's own count: its affinity, or the quota where that is
+ * fewer. */
+Test(cores, usable_cores_are_the_affinity_within_the_quota)
 {
-    int n = pleat_usable_cores(), quota = pleat_cpu_quota_cores("");
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    cr_expect_geq(n, 1);
-    cr_expect_leq(n, online);
-    if (quota)
-        cr_expect_leq(n, quota);
+    cpu_set_t set;
+    cr_assert(sched_getaffinity(0, sizeof set, &set) == 0, "%s", strerror(errno));
+    int affinity = CPU_COUNT(&set), quota = pleat_cpu_quota_cores("");
+    cr_expect_eq(pleat_usable_cores(), quota && quota < affinity ? quota : affinity,
+                 "affinity %d, quota %d", affinity, quota);
 }
