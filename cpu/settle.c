@@ -103,14 +103,17 @@ static int grow(pleat_part *part)
     return 1;
 }
 
-/* Folds the queue into the table. */
+/* Folds the queue into the table, which grows with the particles owed, not
+ * the entries: a full queue holds as many entries as the part has particles,
+ * and a dense clump's may all go to a few thousand. A failure midway leaves
+ * the sums in both, which the failed call never adds. */
 static int fold(pleat_part *part)
 {
-    if (!table_room(part, part->count))
-        return 0;
     for (size_t k = 0; k < part->count; ++k) {
         const pleat_foreign *e = &part->items[k];
         const int64_t c[3] = {e->c[0], e->c[1], e->c[2]};
+        if (!table_room(part, 1))
+            return 0;
         table_add(part->table, part->slots, &part->used, e->b, c);
     }
     part->count = 0;

@@ -402,10 +402,11 @@ Test(alloc, large_scratch_on_huge_page_boundaries)
 
 /* What a part owes later parts is bounded by particles, not pairs: a dense
  * clump split between two threads crosses millions of pairs over 3000
- * particles; it takes the scratch of one thread and 240 KiB (a queue grown
+ * particles; it takes the scratch of one thread and 336 KiB (a queue grown
  * to 4096 entries, 112 KiB allocated on the way, and a table for the 3000
- * particles owed, 4096 slots, 128 KiB; 16 bytes per crossing pair would be
- * tens of MiB), and the same bits. */
+ * particles owed, grown as they come from 1024 slots to 4096, 224 KiB
+ * allocated on the way; 16 bytes per crossing pair would be tens of MiB),
+ * and the same bits. */
 Test(alloc, owed_corrections_grow_with_particles_not_pairs)
 {
     const scenario s = {"clump", CALL_COLLIDE, 6000, 0, 0, 1, 8.0f};
@@ -424,12 +425,66 @@ Test(alloc, owed_corrections_grow_with_particles_not_pairs)
     cr_assert(r[0].stats.pairs > 4000000, "a clump: %llu pairs",
               (unsigned long long)r[0].stats.pairs);
     assert_same(&s, &in, &r[0], &r[1], 0);
-    cr_assert(granted[1] <= granted[0] + 256 * 1024,
+    cr_assert(granted[1] <= granted[0] + 344 * 1024,
               "2 threads took %llu bytes of scratch, 1 thread %llu",
               (unsigned long long)granted[1], (unsigned long long)granted[0]);
     free_result(&r[0]);
     free_result(&r[1]);
     free_inputs(&in);
+}
+
+/* The same bound when the run that owes is long: two sparse clouds of 100k
+ * far apart on either side of a dense clump of 4000, which in key order
+ * straddles the two threads' runs, so the first run's queue (up to one entry
+ * per particle of the run) fills and folds again and again with entries for
+ * the 2000 clump particles after it. Its table must hold those 2000 (4096
+ * slots, 128 KiB), not a slot per queued entry: sized by entries it took
+ * 262144 slots (8 MiB). */
+Test(alloc, a_long_runs_owed_table_grows_with_the_particles_owed)
+{
+    enum { SPARSE = 100000, CLUMP = 4000, N = 2 * SPARSE + CLUMP };
+    float *p = malloc(16 * (size_t)N);
+    cr_assert(p);
+    pleat_scene_uniform_cloud(SPARSE, 1.0f, 8.0f, 3, p);
+    pleat_scene_uniform_cloud(SPARSE, 1.0f, 8.0f, 4, p + 4 * (size_t)SPARSE);
+    uint64_t seed = 99;
+    for (size_t i = 0; i < 2 * (size_t)SPARSE; ++i) /* cubes about 37 wide */
+        for (int a = 0; a < 3; ++a)
+            p[4 * i + a] += i < SPARSE ? -200.0f : 100.0f;
+    for (size_t i = 2 * (size_t)SPARSE; i < N; ++i) {
+        for (int a = 0; a < 3; ++a)
+            p[4 * i + a] = 0.2f * (pleat_scene_uniform(&seed) - 0.5f);
+        p[4 * i + 3] = 1.0f;
+    }
+    pleat_params params = pleat_default_params();
+    params.distance = 1.0f;
+    uint64_t granted[2], pairs[2];
+    for (int t = 0; t < 2; ++t) {
+        pleat_context *ctx = hz_context("", 1 + t);
+        float *work = malloc(16 * (size_t)N);
+        cr_assert(work);
+        memcpy(work, p, 16 * (size_t)N);
+        pleat_stats stats;
+        uint64_t before = pleat_alloc_granted();
+        cr_assert_eq(pleat_self_collide(ctx, work, N, &params, &stats), PLEAT_OK);
+        granted[t] = pleat_alloc_granted() - before;
+        pairs[t] = stats.pairs;
+        pleat_context_destroy(ctx);
+        free(work);
+    }
+    cr_assert(pairs[0] == pairs[1] && pairs[0] > (uint64_t)CLUMP * CLUMP / 2 - CLUMP,
+              "the clump's pairs: %llu and %llu", (unsigned long long)pairs[0],
+              (unsigned long long)pairs[1]);
+    /* the first run's queue (16 bytes an entry, doubled up to one per
+     * particle of the run: less than 48 bytes a particle allocated on the
+     * way; 3.7 MB here) and 1 MiB for the second thread's sort part and
+     * the table's growth (224 KiB here) */
+    uint64_t allowed = 48 * ((uint64_t)N / 2) + 1024 * 1024;
+    cr_assert(granted[1] <= granted[0] + allowed,
+              "2 threads took %llu bytes of scratch, 1 thread %llu: %llu more than allowed",
+              (unsigned long long)granted[1], (unsigned long long)granted[0],
+              (unsigned long long)(granted[1] - granted[0] - allowed));
+    free(p);
 }
 
 /* Owes corrections to `owed` positions of a part of 4096 particles, with
