@@ -315,11 +315,14 @@ typedef void (*pleat_free_fn)(void *block, void *alloc_context);
 
 /** Sets the heap every context takes its host memory from: the context,
  *  its threads' bookkeeping and its scratch, on the CPU and CUDA backends
- *  (not CUDA device memory, the CUDA backend's pinned host memory, nor
- *  the stacks of the worker threads). Process-wide; both NULL gives the C
- *  library's malloc and free back. Only while no context exists, so no
- *  block of one heap goes to the other: otherwise, or with only one of the
- *  two NULL -> INVALID_ARGUMENT, and nothing changes. alloc_context is
+ *  (not CUDA device memory, the CUDA backend's pinned host memory, what
+ *  the CUDA runtime and driver allocate for themselves, nor the worker
+ *  threads' stacks and the C library's own data for each thread it
+ *  starts). Process-wide; both NULL gives the C library's malloc and free
+ *  back. Only while no context exists, so no block of one heap goes to the
+ *  other: otherwise, or with only one of the two NULL -> INVALID_ARGUMENT,
+ *  and nothing changes. In a fork() child, a copy held at the fork (see
+ *  there) is never destroyed, so the heap can no longer be set there. alloc_context is
  *  passed to both, as given. Not to be called while another thread calls
  *  it or creates a context. */
 PLEAT_API pleat_status pleat_set_allocator(pleat_alloc_fn alloc, pleat_free_fn free_fn,
