@@ -27,11 +27,22 @@ typedef struct pleat_cpu {
     int column_order; /* the sort's guess (cpu/order.c), 1 at first */
 } pleat_cpu;
 
-/* sums: the call corrects, so it needs the fixed-point sums. Needs f->m
- * and f->parts. */
+/* What the checks need: a result per chunk (and per part, which the sweep
+ * counts in). Needs f->m and f->parts. */
+static pleat_status reserve_checks(pleat_cpu *cpu, pleat_frame *f)
+{
+    size_t chunks = pleat_chunks(f->m), parts = f->parts;
+    pleat_status s =
+        pleat_buffer_reserve(&cpu->chunks, chunks > parts ? chunks : parts, sizeof(pleat_chunk));
+    f->chunks = cpu->chunks.data;
+    return s;
+}
+
+/* What the keys, the sort, the gather and the sweep need; sums: the call
+ * corrects, so it needs the fixed-point sums. Needs f->m. */
 static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
 {
-    size_t m = f->m, chunks = pleat_chunks(f->m), parts = f->parts;
+    size_t m = f->m;
     if (m > SIZE_MAX - PLEAT_PAD) /* a 32-bit build: m + PLEAT_PAD would wrap */
         return PLEAT_ERROR_OUT_OF_MEMORY;
     int sorted_rest = f->rest && m >= PLEAT_SORTED_REST_FROM;
@@ -39,7 +50,6 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
         pleat_buffer *buf;
         size_t count, size;
     } need[] = {
-        {&cpu->chunks, chunks > parts ? chunks : parts, sizeof(pleat_chunk)},
         {&cpu->radix, 1, pleat_radix_scratch(m, pleat_pool_threads(cpu->pool))},
         {&cpu->sort_a, m + PLEAT_PAD, sizeof(uint64_t)},
         {&cpu->sort_b, m + PLEAT_PAD, sizeof(uint64_t)},
@@ -52,7 +62,6 @@ static pleat_status reserve_particles(pleat_cpu *cpu, pleat_frame *f, int sums)
         if (s != PLEAT_OK)
             return s;
     }
-    f->chunks = cpu->chunks.data;
     f->packed = cpu->sort_a.data;
     f->pos = cpu->pos.data;
     f->rest_sorted = sorted_rest ? cpu->rest.data : NULL;
@@ -87,17 +96,18 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
         if (s != PLEAT_OK)
             return s;
     }
+    if ((s = reserve_checks(cpu, f)) != PLEAT_OK ||
+        (s = pleat_cpu_bounds(f, cpu->pool, cpu->kern)) != PLEAT_OK)
+        return s;
+    if (p->distance == 0.0f || f->m < 2) { /* nothing can collide: no more scratch */
+        f->m = f->parts = 0;
+        pleat_lap(job->profile, mark, &job->timings.bounds_keys_ms); /* the checks ran */
+        return PLEAT_OK;
+    }
     if ((s = reserve_particles(cpu, f, job->kind == PLEAT_JOB_COLLIDE)) != PLEAT_OK)
         return s;
-    if ((s = pleat_cpu_bounds(f, cpu->pool, cpu->kern)) != PLEAT_OK)
-        return s;
-    if (p->distance == 0.0f || f->m < 2)
-        f->m = f->parts = 0; /* nothing can collide */
-    if (f->m > 0)
-        pleat_pool_run(cpu->pool, pleat_chunks(f->m), cpu->kern->keys, f);
-    pleat_lap(job->profile, mark, &job->timings.bounds_keys_ms); /* the checks ran either way */
-    if (f->m == 0)
-        return PLEAT_OK;
+    pleat_pool_run(cpu->pool, pleat_chunks(f->m), cpu->kern->keys, f);
+    pleat_lap(job->profile, mark, &job->timings.bounds_keys_ms);
     pleat_cpu_sort(f, cpu->pool, cpu->kern, cpu->sort_b.data, cpu->radix.data,
                    &cpu->column_order);
     pleat_lap(job->profile, mark, &job->timings.sort_ms);

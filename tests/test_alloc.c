@@ -15,6 +15,7 @@
 #include "support.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -376,6 +377,40 @@ Test(alloc, an_empty_subset_needs_no_scratch_for_the_array)
     cr_assert(n == 0 && pair[0] == 7 && pair[1] == 7);
     cr_assert(p[0] == 1 && p[1] == 2 && p[2] == 3 && p[3] == 1);
     pleat_context_destroy(ctx);
+}
+
+/* A call that can find nothing (distance 0, fewer than two particles,
+ * nothing at all) runs its checks in a result per 4096 particles and takes
+ * no scratch past that: on a fresh context, 100k particles at distance 0
+ * take under 4 KiB (the keys, the sort and the sums would be about 5 MB),
+ * and the checks still refuse a NaN. */
+Test(alloc, a_call_that_can_find_nothing_takes_only_the_checks_scratch)
+{
+    enum { N = 100000 };
+    float *p = malloc(16 * (size_t)N);
+    cr_assert(p);
+    pleat_scene_uniform_cloud(N, 1.0f, 8.0f, 5, p);
+    pleat_params params = pleat_default_params(); /* distance 0 */
+    const uint32_t counts[] = {0, 1, N};
+    for (size_t k = 0; k < sizeof counts / sizeof *counts; ++k) {
+        pleat_context *ctx = cpu_context(2);
+        params.distance = counts[k] == N ? 0.0f : 1.0f;
+        uint64_t before = pleat_alloc_granted();
+        pleat_stats stats;
+        cr_assert_eq(pleat_self_collide(ctx, p, counts[k], &params, &stats), PLEAT_OK);
+        size_t n = 1;
+        cr_assert_eq(pleat_find_pairs(ctx, p, counts[k], &params, NULL, 0, &n), PLEAT_OK);
+        uint64_t granted = pleat_alloc_granted() - before;
+        cr_assert(stats.pairs == 0 && stats.tests == 0 && n == 0);
+        cr_assert(granted < 4096, "%u particles: %llu bytes of scratch", counts[k],
+                  (unsigned long long)granted);
+        pleat_context_destroy(ctx);
+    }
+    pleat_context *ctx = cpu_context(2);
+    p[4 * 777 + 1] = NAN;
+    cr_assert_eq(pleat_self_collide(ctx, p, N, &params, NULL), PLEAT_ERROR_NONFINITE_INPUT);
+    pleat_context_destroy(ctx);
+    free(p);
 }
 
 /* Large scratch is 2 MiB-aligned on Linux (so huge pages can back all of it), counts
