@@ -34,9 +34,10 @@ int pleat_thread_start(pleat_thread *t, void (*fn)(void *arg), void *arg);
 void pleat_thread_join(pleat_thread *t);
 /* Gives the core to another thread that wants it, if any. */
 void pleat_thread_yield(void);
-/* The cores this process may run on, at least 1: its CPU affinity (so
- * taskset, container cpusets and Windows affinity masks count; on Windows
- * the mask covers the processor group it runs in, at most 64 cores), or on
+/* The cores the calling thread may run on, at least 1: its CPU affinity,
+ * which the threads it starts inherit (so taskset, container cpusets and
+ * Windows affinity masks count; on Windows the process's mask, which covers
+ * the processor group it runs in, at most 64 cores), or on
  * Linux its cgroup's CPU quota in whole cores rounded up where that is
  * fewer (quota.h). */
 int pleat_usable_cores(void);

@@ -165,15 +165,19 @@ typedef void (*pleat_finish_tasks_fn)(void *handle, void *job_context);
 typedef struct pleat_context_desc {
     pleat_backend backend; /**< default PLEAT_BACKEND_AUTO */
     int cpu_threads;       /**< CPU worker threads, 1..PLEAT_MAX_CPU_THREADS;
-                                0 (default) = one per core the process may run
-                                on: its CPU affinity, or on Linux its cgroup's
-                                CPU quota (v1 or v2, as docker --cpus and
-                                Kubernetes CPU limits set it: the tightest of
-                                its cgroup and those above it that its cgroup
-                                mount shows, so not those above a cgroup
-                                namespace's root), rounded up to whole cores,
-                                where that is fewer; read when the context is
-                                created. The calling thread counts as one.
+                                0 (default) = one per core the creating thread
+                                may run on: its CPU affinity (on Windows the
+                                process's), which the worker threads inherit,
+                                so a context made on a thread pinned to one
+                                core gets one thread (make it on another
+                                thread, or set the count); or on Linux the
+                                process's cgroup CPU quota (v1 or v2, as
+                                docker --cpus and Kubernetes CPU limits set
+                                it: the tightest of its cgroup and those above
+                                it that its cgroup mount shows, so not those
+                                above a cgroup namespace's root), rounded up
+                                to whole cores, where that is fewer; read
+                                when the context is created. The calling thread counts as one.
                                 With no more threads than such cores,
                                 idle workers spin for up to 50 us after each
                                 stage before they sleep. With a job system
@@ -204,9 +208,12 @@ typedef struct pleat_context_desc {
      *  more than one task goes through enqueue_tasks once, then
      *  finish_tasks, both called only on the thread that called pleat,
      *  before the call returns. cpu_threads then is the number of the job
-     *  system's threads pleat plans for (0 = one per core): the sort, the
-     *  sweep and the apply are split into at most that many parts, while
-     *  other stages may have more tasks than that; with 1, every stage runs
+     *  system's threads pleat plans for (0 = one per core, as above: set it
+     *  to the job system's thread count): the radix sort's passes, the
+     *  sweep and the corrections' apply are split into at most that many
+     *  parts, while other stages (the checks, the keys, the reordering of
+     *  the particles, the writing of a pair list) may have more tasks than
+     *  that; with 1, every stage runs
      *  on the calling thread and the job system is never called. The
      *  results are the same bits with or without a job system, whatever
      *  the split, the threads and their order. The callbacks are called in
