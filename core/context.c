@@ -4,7 +4,6 @@
 #include "fork.h"
 #include "fp.h"
 #include "cpu/cpu.h"
-#include "cpu/thread.h"
 #ifdef PLEAT_HAVE_CUDA
 #include "cuda/cuda.h"
 #endif
@@ -57,12 +56,6 @@ pleat_params pleat_default_params(void)
     return p;
 }
 
-static int usable_cores(void)
-{
-    int n = pleat_usable_cores();
-    return n > PLEAT_MAX_CPU_THREADS ? PLEAT_MAX_CPU_THREADS : n;
-}
-
 static pleat_status create(const pleat_context_desc *desc, pleat_context **out)
 {
     pleat_context_desc d = desc ? *desc : pleat_default_context_desc();
@@ -90,8 +83,7 @@ static pleat_status create(const pleat_context_desc *desc, pleat_context **out)
 #endif
     /* AUTO without a usable GPU runs on the CPU */
     if (s == PLEAT_ERROR_BACKEND_UNAVAILABLE && d.backend != PLEAT_BACKEND_CUDA) {
-        int threads = d.cpu_threads ? d.cpu_threads : usable_cores();
-        s = pleat_cpu_create(threads, &d, &ctx->impl, ctx->describe, sizeof ctx->describe);
+        s = pleat_cpu_create(d.cpu_threads, &d, &ctx->impl, ctx->describe, sizeof ctx->describe);
         ctx->backend = PLEAT_BACKEND_CPU;
         ctx->ops = &pleat_cpu_ops;
     }

@@ -8,6 +8,7 @@
 #include "bounds.h"
 #include "isa.h"
 #include "sort.h"
+#include "thread.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,10 +269,12 @@ pleat_status pleat_cpu_create(int threads, const pleat_context_desc *desc, void 
         return PLEAT_ERROR_OUT_OF_MEMORY;
     cpu->kern = kern;
     cpu->column_order = 1;
-    int jobs = desc->enqueue_tasks != NULL;
+    int jobs = desc->enqueue_tasks != NULL, cores = pleat_usable_cores(); /* read once: slow */
+    if (!threads)
+        threads = cores < PLEAT_MAX_CPU_THREADS ? cores : PLEAT_MAX_CPU_THREADS;
     cpu->pool = jobs ? pleat_pool_create_jobs(threads, desc->enqueue_tasks, desc->finish_tasks,
                                               desc->job_context)
-                     : pleat_pool_create(threads);
+                     : pleat_pool_create(threads, cores);
     if (!cpu->pool) {
         pleat_free(cpu);
         return PLEAT_ERROR_OUT_OF_MEMORY;

@@ -233,8 +233,8 @@ int pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, const pleat_kernels *kern
                      int column_pass);
 
 extern const pleat_backend_ops pleat_cpu_ops;
-/* threads >= 1; desc: its job system, if any. describe gets e.g. "cpu
- * avx2, 2 threads". */
+/* threads >= 1, or 0 for one per core pleat_usable_cores() counts; desc:
+ * its job system, if any. describe gets e.g. "cpu avx2, 2 threads". */
 pleat_status pleat_cpu_create(int threads, const pleat_context_desc *desc, void **impl,
                               char *describe, size_t describe_size);
 

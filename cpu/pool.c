@@ -197,12 +197,12 @@ static pleat_pool *pool_new(int threads)
     return pool;
 }
 
-pleat_pool *pleat_pool_create(int threads)
+pleat_pool *pleat_pool_create(int threads, int cores)
 {
     pleat_pool *pool = pool_new(threads);
     if (!pool)
         return NULL;
-    pool->spin = threads <= pleat_usable_cores();
+    pool->spin = threads <= cores;
     pool->forks = pleat_forks();
     atomic_init(&pool->generation, 0);
     atomic_init(&pool->stop, 0);

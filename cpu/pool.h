@@ -12,8 +12,10 @@
 typedef struct pleat_pool pleat_pool;
 typedef void (*pleat_task_fn)(void *arg, uint32_t task);
 
-/* threads >= 1 (the caller counts as one). NULL when threads or memory fail. */
-pleat_pool *pleat_pool_create(int threads);
+/* threads >= 1 (the caller counts as one); its idle workers spin when
+ * threads <= cores, the cores it may run on (pleat_usable_cores()). NULL
+ * when threads or memory fail. */
+pleat_pool *pleat_pool_create(int threads, int cores);
 /* A pool whose runs go to the application's job system (pleat.h,
  * pleat_context_desc.enqueue_tasks): no threads of its own; `threads` is
  * what pleat_pool_threads() says, how many may run tasks at once. A run of

@@ -146,7 +146,7 @@ static int hammer(int threads, int jobs, int runs, uint64_t *state)
     static job runs_of[2];
     static const uint32_t counts[] = {0, 1, 2, 3, 8, 31, 100, 1000, MAX_TASKS};
     pleat_pool *pool = jobs ? pleat_pool_create_jobs(threads, job_enqueue, job_finish, NULL)
-                            : pleat_pool_create(threads);
+                            : pleat_pool_create(threads, pleat_usable_cores());
     if (!pool) {
         fprintf(stderr, "FAIL: no pool of %d threads\n", threads);
         return 1;

@@ -10,6 +10,7 @@
  * fresh contexts and on contexts whose scratch has to grow.
  */
 #include "cpu/cpu.h"
+#include "cpu/thread.h"
 #include "core/alloc.h"
 #include "hardening.h"
 #include "support.h"
@@ -540,7 +541,7 @@ static void owe_corrections(pleat_part *part, uint32_t later, uint32_t entries, 
  * against want. */
 static void expect_settled(pleat_part *part, uint32_t later, const int64_t *want)
 {
-    pleat_pool *pool = pleat_pool_create(2);
+    pleat_pool *pool = pleat_pool_create(2, pleat_usable_cores());
     pleat_part parts[2] = {*part, {0}};
     pleat_frame f = {0};
     f.parts = 2;

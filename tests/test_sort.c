@@ -3,6 +3,7 @@
 #include "cpu/cpu.h"
 #include "cpu/isa.h"
 #include "cpu/sort.h"
+#include "cpu/thread.h"
 #include "cpu/walk.h"
 #include "isas.h"
 #include "scenes.h"
@@ -33,7 +34,7 @@ static const uint64_t *sort(int threads, uint64_t *keys, uint64_t *tmp, size_t n
 {
     static pleat_pool *pools[17];
     if (!pools[threads])
-        pools[threads] = pleat_pool_create(threads);
+        pools[threads] = pleat_pool_create(threads, pleat_usable_cores());
     cr_assert(pools[threads]);
     void *scratch = malloc(pleat_radix_scratch(n, threads)); /* exactly: ASan sees overruns */
     cr_assert(scratch);
@@ -244,7 +245,7 @@ static int gather_checked(const uint64_t *entries, uint32_t m, uint32_t count, i
 {
     static pleat_pool *pool;
     if (!pool)
-        pool = pleat_pool_create(2);
+        pool = pleat_pool_create(2, pleat_usable_cores());
     cr_assert(pool);
     pleat_frame f = {0};
     f.m = m;
