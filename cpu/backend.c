@@ -269,7 +269,9 @@ pleat_status pleat_cpu_create(int threads, const pleat_context_desc *desc, void 
         return PLEAT_ERROR_OUT_OF_MEMORY;
     cpu->kern = kern;
     cpu->column_order = 1;
-    int jobs = desc->enqueue_tasks != NULL, cores = pleat_usable_cores(); /* read once: slow */
+    int jobs = desc->enqueue_tasks != NULL;
+    /* read once, and only where needed: it reads the cgroup's files */
+    int cores = !threads || !jobs ? pleat_usable_cores() : threads;
     if (!threads)
         threads = cores < PLEAT_MAX_CPU_THREADS ? cores : PLEAT_MAX_CPU_THREADS;
     cpu->pool = jobs ? pleat_pool_create_jobs(threads, desc->enqueue_tasks, desc->finish_tasks,

@@ -42,9 +42,10 @@ folder=$(awk -v cg="$own" '{
         f = $5 substr(cg, n + 1)
 } END { if (f != "") print f }' /proc/self/mountinfo)
 
-# Groups left by a run that was killed while pleat-minimal ran in them.
+# Groups left by a run that was killed while pleat-minimal ran in them
+# (named after the run's process, no longer alive).
 for stale in "${folder:-/nonexistent}"/pleat-quota-test-*; do
-    [ -d "$stale" ] && rmdir "$stale" 2> /dev/null
+    [ -d "$stale" ] && ! kill -0 "${stale##*-}" 2> /dev/null && rmdir "$stale" 2> /dev/null
 done
 group=${folder:+$folder/pleat-quota-test-$$}
 if [ -z "$group" ] || [[ $own == /..* ]] || ! mkdir "$group" 2> /dev/null; then

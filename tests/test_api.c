@@ -1,5 +1,6 @@
 /* Version, status strings, defaults and context creation. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include "cpu/quota.h"
 #include "support.h"
 
 #include <criterion/criterion.h>
@@ -151,13 +152,16 @@ static int default_threads(int job_system)
     return n;
 }
 
-/* One thread per core, up to the most a context takes. */
+/* One thread per core, within the cgroup's CPU quota (test_cores checks
+ * the quota), up to the most a context takes. */
 static int threads_for(int cores)
 {
+    int quota = pleat_cpu_quota_cores("");
+    cores = quota && quota < cores ? quota : cores;
     return cores < PLEAT_MAX_CPU_THREADS ? cores : PLEAT_MAX_CPU_THREADS;
 }
 
-/* The cores of the process's affinity, not 1 and not every core of the
+/* The cores of the thread's affinity, not 1 and not every core of the
  * machine: a process pinned to a few must not start a thread per core. */
 Test(api, default_threads_follow_the_affinity)
 {

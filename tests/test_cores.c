@@ -295,9 +295,11 @@ Test(cores, long_lines_are_skipped_and_the_last_line_needs_no_newline)
  * fewer. */
 Test(cores, usable_cores_are_the_affinity_within_the_quota)
 {
-    cpu_set_t set;
-    cr_assert(sched_getaffinity(0, sizeof set, &set) == 0, "%s", strerror(errno));
-    int affinity = CPU_COUNT(&set), quota = pleat_cpu_quota_cores("");
+    cpu_set_t *set = CPU_ALLOC(8192); /* as many CPUs as Linux supports */
+    size_t bytes = CPU_ALLOC_SIZE(8192);
+    cr_assert(set && sched_getaffinity(0, bytes, set) == 0, "%s", strerror(errno));
+    int affinity = CPU_COUNT_S(bytes, set), quota = pleat_cpu_quota_cores("");
+    CPU_FREE(set);
     cr_expect_eq(pleat_usable_cores(), quota && quota < affinity ? quota : affinity,
                  "affinity %d, quota %d", affinity, quota);
 }

@@ -1,9 +1,9 @@
 /* The same bits for every thread count, every repeat of a call, every
  * floating-point environment and an application's job system. */
-#define _GNU_SOURCE /* sched_getaffinity */
 #include "core/alloc.h"
 #include "core/buffer.h"
 #include "cpu/cpu.h"
+#include "cpu/thread.h"
 #include "fpenv.h"
 #include "scenes.h"
 #include "support.h"
@@ -451,14 +451,6 @@ static void test_finish(void *handle, void *job_context)
         fesetround(FE_UPWARD);
 }
 
-/* Cores this process may run on (its CPU affinity): what cpu_threads 0
- * plans for. */
-static int usable_cores(void)
-{
-    cpu_set_t set;
-    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-}
-
 /* Each job system runs both calls of every thread scene, the caller in the
  * harshest environment (spoil_all), and must give the bits of the
  * context's own threads, and the caller's environment back. */
@@ -483,7 +475,7 @@ Test(determinism, a_job_system_gives_the_same_bits)
     /* and the cpu_threads each plans for: several, more than the job
      * system's threads, fewer, one per core (0), and 1 */
     static const int cpu_threads[] = {3, 8, 2, 0, 1};
-    int cores = usable_cores();
+    int cores = pleat_usable_cores(); /* what cpu_threads 0 plans for */
     if (cores < 2)
         fprintf(stderr, "note: 1 usable core: cpu_threads 0 cannot be told from 1, whether "
                         "the job system is used is not checked\n");
