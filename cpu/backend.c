@@ -97,16 +97,20 @@ static pleat_status prepare(pleat_cpu *cpu, pleat_frame *f, pleat_job *job, doub
         if (s != PLEAT_OK)
             return s;
     }
+    /* all the scratch before the checks read the particles (a call that
+     * cannot have it fails without a pass over them), but none past the
+     * checks' own where nothing can collide */
+    int can_collide = p->distance != 0.0f && f->m >= 2;
     if ((s = reserve_checks(cpu, f)) != PLEAT_OK ||
+        (can_collide &&
+         (s = reserve_particles(cpu, f, job->kind == PLEAT_JOB_COLLIDE)) != PLEAT_OK) ||
         (s = pleat_cpu_bounds(f, cpu->pool, cpu->kern)) != PLEAT_OK)
         return s;
-    if (p->distance == 0.0f || f->m < 2) { /* nothing can collide: no more scratch */
+    if (!can_collide) {
         f->m = f->parts = 0;
         pleat_lap(job->profile, mark, &job->timings.bounds_keys_ms); /* the checks ran */
         return PLEAT_OK;
     }
-    if ((s = reserve_particles(cpu, f, job->kind == PLEAT_JOB_COLLIDE)) != PLEAT_OK)
-        return s;
     pleat_pool_run(cpu->pool, pleat_chunks(f->m), cpu->kern->keys, f);
     pleat_lap(job->profile, mark, &job->timings.bounds_keys_ms);
     pleat_cpu_sort(f, cpu->pool, cpu->kern, cpu->sort_b.data, cpu->radix.data,
