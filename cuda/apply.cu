@@ -3,7 +3,7 @@
  * calls), unless a check failed (then nothing is written). */
 #include "frame.cuh"
 
-__global__ void apply_kernel(pleat_cuda_frame f)
+__global__ static void apply_kernel(pleat_cuda_frame f)
 {
     uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= f.m || f.counters->flags != 0)

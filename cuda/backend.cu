@@ -20,6 +20,11 @@
 #include <string.h>
 #include <type_traits>
 
+/* The file's types are in anonymous namespaces: in a static libpleat
+ * their names (device_scope's destructor is a symbol) must not meet an
+ * application's. The kernels are static for the same reason. */
+namespace {
+
 /* A grow-only buffer in device memory, or in pinned host memory. */
 struct device_buffer {
     void *data;
@@ -36,6 +41,8 @@ struct sort_size {
     size_t bytes;
     bool known;
 };
+
+} // namespace
 
 typedef struct pleat_cuda {
     int device;
@@ -92,6 +99,7 @@ static bool ok(cudaError_t e)
  * cudaSetDevice changes the calling thread's current device, which a
  * multi-GPU caller relies on. Not knowing the caller's device, the call
  * could not give it back: it does not go on (`ok` false). */
+namespace {
 struct device_scope {
     int restore = -1; /* the caller's device, when the scope changed it */
     bool ok = false;
@@ -109,6 +117,7 @@ struct device_scope {
             ::ok(cudaSetDevice(restore));
     }
 };
+} // namespace
 
 static pleat_status status_of(cudaError_t e)
 {
@@ -282,12 +291,14 @@ static pleat_cuda_frame make_frame(const float *particles, uint32_t count, const
 
 /* With profiling on, each stage is waited for and timed (the documented
  * cost of profile on CUDA); otherwise laps do nothing. */
-typedef struct laps {
+namespace {
+struct laps {
     int on;
     double mark;
     pleat_timings *t;
     cudaStream_t stream;
-} laps;
+};
+} // namespace
 
 static cudaError_t lap(laps *l, double *total)
 {

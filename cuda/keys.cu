@@ -121,7 +121,7 @@ __device__ static bool last_block(const pleat_cuda_frame &f)
     return last;
 }
 
-__global__ void bounds_kernel(pleat_cuda_frame f)
+__global__ static void bounds_kernel(pleat_cuda_frame f)
 {
     float l[3], h[3];
     empty_box(l, h);
@@ -159,7 +159,7 @@ __global__ void bounds_kernel(pleat_cuda_frame f)
         setup(f);
 }
 
-__global__ void keys_kernel(pleat_cuda_frame f)
+__global__ static void keys_kernel(pleat_cuda_frame f)
 {
     uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
     /* already 0 (last_block), but a caller who overlapped two calls on one

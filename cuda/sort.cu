@@ -52,8 +52,8 @@ cudaError_t pleat_cuda_sort_pairs_temp_bytes(unsigned long long n, int shift, si
 /* Packed pairs into the pair layout of pleat_find_pairs: i, j as uint32.
  * In place (out may be sorted): thread k reads entry k and writes its 8
  * bytes only. */
-__global__ void split_pairs_kernel(const unsigned long long *sorted, uint32_t *out,
-                                   unsigned long long n, int shift)
+__global__ static void split_pairs_kernel(const unsigned long long *sorted, uint32_t *out,
+                                          unsigned long long n, int shift)
 {
     unsigned long long k = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (k < n)
@@ -82,7 +82,7 @@ cudaError_t pleat_cuda_sort_pairs(unsigned long long *list, unsigned long long *
  *
  * A column start is a search over all the keys: the sweep then searches
  * only inside one column, a few steps instead of log2(m). */
-__global__ void gather_kernel(pleat_cuda_frame f)
+__global__ static void gather_kernel(pleat_cuda_frame f)
 {
     uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
     if (f.counters->flags != 0)

@@ -34,11 +34,13 @@
 
 /* A warp's pairs waiting for their correction (particle a as its lane), and
  * the sums of its particles' own shares, one per lane and axis. */
+namespace {
 struct warp_share {
     uint32_t b[QUEUE];
     uint8_t lane[QUEUE];
     unsigned long long own[3][32];
 };
+} // namespace
 
 /* A zero (a pinned side, coincident particles) costs no atomic. */
 __device__ static void add_sum(unsigned long long *sum, int64_t v)
@@ -185,7 +187,7 @@ __device__ static void count(const pleat_cuda_frame &f, unsigned long long pairs
 /* One kernel per mode, written once: a call's mode is fixed, and each
  * instance's steps carry only that mode's work. */
 template <pleat_cuda_mode MODE>
-__global__ void __launch_bounds__(PLEAT_CUDA_BLOCK, SWEEP_BLOCKS_PER_SM)
+__global__ static void __launch_bounds__(PLEAT_CUDA_BLOCK, SWEEP_BLOCKS_PER_SM)
     sweep_kernel(pleat_cuda_frame f)
 {
     __shared__ warp_share shares[WARPS];
@@ -235,7 +237,7 @@ __global__ void __launch_bounds__(PLEAT_CUDA_BLOCK, SWEEP_BLOCKS_PER_SM)
  * call's tests are over the limit, in any order of the blocks, at the cost of
  * the sweep's searches and never of its tests. Its own kernel, so that a call
  * without a limit runs the sweep as it was. */
-__global__ void limit_kernel(pleat_cuda_frame f)
+__global__ static void limit_kernel(pleat_cuda_frame f)
 {
     __shared__ unsigned flags;
     /* read once for the block, which then leaves whole or not at all, while

@@ -1,0 +1,18 @@
+# Configures, builds and runs tests/consumer/subproject (pleat built inside
+# another project) with no build type set, on the CPU alone (its CUDA build
+# is the top-level one's).
+# Inputs: PLEAT_SOURCE_DIR, SOURCE_DIR (tests/consumer), WORK_DIR, GENERATOR,
+# C_COMPILER.
+file(REMOVE_RECURSE ${WORK_DIR})
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}")
+  endif()
+endfunction()
+run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/subproject -B ${WORK_DIR} -G ${GENERATOR}
+    -DCMAKE_C_COMPILER=${C_COMPILER}
+    -DPLEAT_SOURCE_DIR=${PLEAT_SOURCE_DIR} -DPLEAT_CUDA=OFF -DPLEAT_CUDA_EMULATOR=OFF)
+run(${CMAKE_COMMAND} --build ${WORK_DIR})
+run(${WORK_DIR}/consumer_c)
+run(${WORK_DIR}/consumer_cpp)
