@@ -19,6 +19,8 @@
  * 6. An application's job system (pleat_context_desc.enqueue_tasks) of 3
  *    threads per stage, each taking one task at a time, on the jobs and
  *    the clump with cpu_threads 3: the bits of the one-thread run.
+ * 7. Contexts created, used and destroyed on several threads at once (the
+ *    kernels the library picks: PLEAT_CPU_ISA is process-wide).
  *
  * Exit status 0 when every check passed, 1 otherwise.
  */
@@ -259,6 +261,48 @@ static void job_system(const job *jobs, int num_jobs)
     pleat_context_destroy(ctx);
 }
 
+/* 7. Each thread makes contexts of 1 to 3 pool threads, one after the
+ * other, runs a job on each and destroys it, while the others do too. */
+enum { MAKERS = 4, MADE = 6 };
+typedef struct maker {
+    pthread_t thread;
+    const job *j;
+    int made, right;
+} maker;
+
+static void *make_and_use(void *arg)
+{
+    maker *m = arg;
+    for (int r = 0; r < MADE; ++r) {
+        pleat_context_desc d = pleat_default_context_desc();
+        d.backend = PLEAT_BACKEND_CPU;
+        d.cpu_threads = 1 + r % 3;
+        pleat_context *ctx = NULL;
+        if (pleat_context_create(&d, &ctx) != PLEAT_OK)
+            continue;
+        m->made++;
+        m->right += run_once(ctx, m->j, r & 1) == 1;
+        pleat_context_destroy(ctx);
+    }
+    return NULL;
+}
+
+static void contexts_made_at_once(const job *j)
+{
+    maker ms[MAKERS];
+    for (int k = 0; k < MAKERS; ++k) {
+        ms[k] = (maker){.j = j};
+        pthread_create(&ms[k].thread, NULL, make_and_use, &ms[k]);
+    }
+    for (int k = 0; k < MAKERS; ++k) {
+        pthread_join(ms[k].thread, NULL);
+        CHECK(ms[k].made == MADE && ms[k].right == MADE,
+              "contexts made at once, thread %d: %d made, %d right of %d", k, ms[k].made,
+              ms[k].right, MADE);
+    }
+    printf("contexts made and destroyed on %d threads at once\n", MAKERS);
+}
+
 int main(void)
 {
     job jobs[2];
@@ -347,6 +391,7 @@ int main(void)
     job_system(jobs, 2);
     job_system(&clump, 1);
     printf("a job system of %d threads a stage\n", JOB_THREADS);
+    contexts_made_at_once(&jobs[1]);
     free_job(&clump);
     for (int k = 0; k < 2; ++k)
         free_job(&jobs[k]);

@@ -11,7 +11,13 @@
  * - A particle is 4 floats {x, y, z, inverse mass}; particle i starts at
  *   particles[4 * i]. Inverse mass 0 pins a particle (it never moves).
  * - The caller owns every array it passes; pleat keeps no pointer to them
- *   after a call returns and never frees them.
+ *   after a call returns and never frees them. (What pleat does keep is
+ *   named where it is given: a job system's callbacks and job_context for
+ *   the context's life, an allocator until another is set.)
+ * - Arrays may share memory: a call reads all of its inputs (particles,
+ *   indices, rest positions) before it writes any output (corrected
+ *   particles, a pair list, stats), so rest_positions may be the particles
+ *   themselves and a pair list may be written over its own inputs.
  * - Every function that can fail returns a pleat_status. On any error the
  *   caller's arrays are left bit-for-bit unchanged (pleat validates everything
  *   before it writes anything).
@@ -32,7 +38,9 @@
  *   pleat_context_timings() and pleat_context_device_status() must not
  *   overlap a call on the same context. The free functions (pleat_version, pleat_status_string,
  *   pleat_default_*) and pleat_context_backend() /
- *   pleat_context_describe() are thread-safe.
+ *   pleat_context_describe() are thread-safe, and so are
+ *   pleat_context_create() and pleat_context_destroy() (of different
+ *   contexts) on several threads at once.
  * - fork() (POSIX): in the child, a context made before the fork works as
  *   follows. A CPU context's worker threads stayed in the parent: its calls
  *   run on the calling thread alone (the same bits; pleat_context_describe()
@@ -224,7 +232,9 @@ typedef struct pleat_context_desc {
      *  and ignores them, so ask for PLEAT_BACKEND_CPU. */
     pleat_enqueue_tasks_fn enqueue_tasks;
     pleat_finish_tasks_fn finish_tasks;
-    void *job_context; /**< passed to both as given; default NULL */
+    void *job_context; /**< passed to both as given; default NULL. pleat
+                            keeps it and the two callbacks: they must stay
+                            valid until pleat_context_destroy() returns */
 } pleat_context_desc;
 
 /** The largest accepted pleat_context_desc.cpu_threads. */
@@ -255,10 +265,11 @@ typedef struct pleat_context pleat_context;
  * only on success. On a CUDA device, creation loads one of pleat's kernels
  * (to learn whether they run there, as the first call would), which may
  * wait for the application's work on the device, or compile PTX.
- * The environment variable PLEAT_CPU_ISA (scalar, ...) forces the CPU kernel
- * variant of a context that runs on the CPU; a variant this build or CPU
- * lacks -> BACKEND_UNAVAILABLE (a context that runs on CUDA does not read
- * it). Set but empty, it is as if unset.
+ * The environment variable PLEAT_CPU_ISA forces the CPU kernel variant of a
+ * context that runs on the CPU: exactly one of scalar, sse2, avx2, avx512
+ * and neon (lower case, nothing around it); a variant this build or CPU
+ * lacks, or any other value -> BACKEND_UNAVAILABLE (a context that runs on
+ * CUDA does not read it). Set but empty, it is as if unset.
  */
 PLEAT_API pleat_status pleat_context_create(const pleat_context_desc *desc, pleat_context **out);
 
@@ -330,8 +341,9 @@ typedef void (*pleat_free_fn)(void *block, void *alloc_context);
  *  other: otherwise, or with only one of the two NULL -> INVALID_ARGUMENT,
  *  and nothing changes. In a fork() child, a copy held at the fork (see
  *  there) is never destroyed, so the heap can no longer be set there. alloc_context is
- *  passed to both, as given. Not to be called while another thread calls
- *  it or creates a context. */
+ *  passed to both, as given; pleat keeps the three until another heap is
+ *  set, so they must stay valid while a context exists or may be created.
+ *  Not to be called while another thread calls it or creates a context. */
 PLEAT_API pleat_status pleat_set_allocator(pleat_alloc_fn alloc, pleat_free_fn free_fn,
                                            void *alloc_context);
 
@@ -342,8 +354,8 @@ typedef struct pleat_params {
      *  (dx*dx + dy*dy) + dz*dz <= distance*distance with dx = x_j - x_i
      *  (each operation rounded), so a pair within a few float roundings of
      *  the distance (relatively, about 1e-7) may fall either way, the same
-     *  way on every backend. 0 (finds nothing, the default) or a value
-     *  whose square is a normal float: about 1.1e-19 to 1.8e19. */
+     *  way on every backend. 0 (finds nothing, the default) or a positive
+     *  value whose square is a normal float: about 1.1e-19 to 1.8e19. */
     float distance;
     /** Fraction of each pair's overlap removed per call, in [0, 1]; 1 puts a
      *  lone colliding pair distance apart, short by FLT_EPSILON / (w_i + w_j)

@@ -214,3 +214,50 @@ Test(pairs, zero_distance_finds_nothing)
     cr_assert_eq(n, 0);
     pleat_context_destroy(ctx);
 }
+
+/* pleat.h: a call reads all of its inputs before it writes an output, so
+ * they may share memory. A pair list written over the particles, rest
+ * positions and indices it comes from (one block holding all three, the
+ * list from the block's start on) is the list a separate array gets. */
+Test(pairs, a_list_over_its_own_inputs_is_the_same_list)
+{
+    pleat_context *ctx = cpu_context(2);
+    uint64_t rng = 31;
+    scene s = scene_make(SCENE_FOLDED, 3000, 0, 7);
+    /* a rest pose 8 times larger: it rules out some pairs, not most */
+    float *rest = copy_floats(s.particles, 4 * (size_t)s.count);
+    for (size_t k = 0; k < 4 * (size_t)s.count; ++k)
+        rest[k] *= 8.0f;
+    pleat_params p = pleat_default_params();
+    p.distance = 5 * s.distance; /* a list longer than the inputs */
+    p.rest_positions = rest;
+    uint32_t *subset = random_large_subset(s.count, &rng, &p.num_indices);
+    p.indices = subset;
+    size_t want_n;
+    uint32_t *want = pleat_pairs(ctx, s.particles, s.count, &p, &want_n);
+
+    const size_t rows = 4 * (size_t)s.count * sizeof(float);
+    const size_t inputs = 2 * rows + p.num_indices * sizeof(uint32_t);
+    const size_t list = 2 * want_n * sizeof(uint32_t);
+    cr_assert_gt(list, inputs, "the list (%zu bytes) must cover every input (%zu)", list, inputs);
+    unsigned char *block = malloc(list);
+    cr_assert(block);
+    memcpy(block, s.particles, rows);
+    memcpy(block + rows, rest, rows);
+    memcpy(block + 2 * rows, subset, p.num_indices * sizeof(uint32_t));
+    pleat_params shared = p;
+    shared.rest_positions = (const float *)(block + rows);
+    shared.indices = (const uint32_t *)(block + 2 * rows);
+    size_t got_n = 0;
+    cr_assert_eq(pleat_find_pairs(ctx, (const float *)block, s.count, &shared,
+                                  (uint32_t *)block, want_n, &got_n),
+                 PLEAT_OK);
+    cr_assert_eq(got_n, want_n);
+    cr_assert(memcmp(block, want, list) == 0, "the list over its inputs differs");
+    free(block);
+    free(want);
+    free(subset);
+    free(rest);
+    scene_free(&s);
+    pleat_context_destroy(ctx);
+}
