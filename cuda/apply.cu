@@ -3,7 +3,7 @@
  * calls), unless a check failed (then nothing is written). */
 #include "frame.cuh"
 
-__global__ static void apply_kernel(pleat_cuda_frame f)
+__global__ void pleat_apply_kernel(pleat_cuda_frame f)
 {
     uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= f.m || f.counters->flags != 0)
@@ -35,5 +35,6 @@ __global__ static void apply_kernel(pleat_cuda_frame f)
 
 cudaError_t pleat_cuda_apply(const pleat_cuda_frame &f, cudaStream_t stream)
 {
-    return pleat_cuda_launch(apply_kernel, pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, stream, f);
+    return pleat_cuda_launch(pleat_apply_kernel, pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, stream,
+                             f);
 }

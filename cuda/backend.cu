@@ -22,7 +22,7 @@
 
 /* The file's types are in anonymous namespaces: in a static libpleat
  * their names (device_scope's destructor is a symbol) must not meet an
- * application's. The kernels are static for the same reason. */
+ * application's. (The kernels, global for the runtime, are named pleat_.) */
 namespace {
 
 /* A grow-only buffer in device memory, or in pinned host memory. */

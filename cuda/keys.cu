@@ -121,7 +121,7 @@ __device__ static bool last_block(const pleat_cuda_frame &f)
     return last;
 }
 
-__global__ static void bounds_kernel(pleat_cuda_frame f)
+__global__ void pleat_bounds_kernel(pleat_cuda_frame f)
 {
     float l[3], h[3];
     empty_box(l, h);
@@ -159,7 +159,7 @@ __global__ static void bounds_kernel(pleat_cuda_frame f)
         setup(f);
 }
 
-__global__ static void keys_kernel(pleat_cuda_frame f)
+__global__ void pleat_keys_kernel(pleat_cuda_frame f)
 {
     uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
     /* already 0 (last_block), but a caller who overlapped two calls on one
@@ -184,15 +184,15 @@ __global__ static void keys_kernel(pleat_cuda_frame f)
 cudaError_t pleat_cuda_kernels_run_here(void)
 {
     cudaFuncAttributes attributes;
-    return cudaFuncGetAttributes(&attributes, bounds_kernel);
+    return cudaFuncGetAttributes(&attributes, pleat_bounds_kernel);
 }
 
 cudaError_t pleat_cuda_check_and_keys(const pleat_cuda_frame &f, cudaStream_t stream)
 {
     unsigned per_slot = pleat_cuda_blocks(f.m);
     unsigned blocks = per_slot < PLEAT_CUDA_MAX_BLOCKS ? per_slot : PLEAT_CUDA_MAX_BLOCKS;
-    cudaError_t e = pleat_cuda_launch(bounds_kernel, blocks, PLEAT_CUDA_BLOCK, stream, f);
+    cudaError_t e = pleat_cuda_launch(pleat_bounds_kernel, blocks, PLEAT_CUDA_BLOCK, stream, f);
     if (e == cudaSuccess)
-        e = pleat_cuda_launch(keys_kernel, per_slot, PLEAT_CUDA_BLOCK, stream, f);
+        e = pleat_cuda_launch(pleat_keys_kernel, per_slot, PLEAT_CUDA_BLOCK, stream, f);
     return e;
 }

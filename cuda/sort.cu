@@ -52,8 +52,8 @@ cudaError_t pleat_cuda_sort_pairs_temp_bytes(unsigned long long n, int shift, si
 /* Packed pairs into the pair layout of pleat_find_pairs: i, j as uint32.
  * In place (out may be sorted): thread k reads entry k and writes its 8
  * bytes only. */
-__global__ static void split_pairs_kernel(const unsigned long long *sorted, uint32_t *out,
-                                          unsigned long long n, int shift)
+__global__ void pleat_split_pairs_kernel(const unsigned long long *sorted, uint32_t *out,
+                                         unsigned long long n, int shift)
 {
     unsigned long long k = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (k < n)
@@ -72,8 +72,9 @@ cudaError_t pleat_cuda_sort_pairs(unsigned long long *list, unsigned long long *
     if (e != cudaSuccess)
         return e;
     *pairs = (uint32_t *)sorted.Current(); /* split in place */
-    return pleat_cuda_launch(split_pairs_kernel, pleat_cuda_blocks(n), PLEAT_CUDA_BLOCK, stream,
-                             (const unsigned long long *)sorted.Current(), *pairs, n, shift);
+    return pleat_cuda_launch(pleat_split_pairs_kernel, pleat_cuda_blocks(n), PLEAT_CUDA_BLOCK,
+                             stream, (const unsigned long long *)sorted.Current(), *pairs, n,
+                             shift);
 }
 
 /* Thread s gathers slot s's particle into key order (s < m) and finds
@@ -82,7 +83,7 @@ cudaError_t pleat_cuda_sort_pairs(unsigned long long *list, unsigned long long *
  *
  * A column start is a search over all the keys: the sweep then searches
  * only inside one column, a few steps instead of log2(m). */
-__global__ static void gather_kernel(pleat_cuda_frame f)
+__global__ void pleat_gather_kernel(pleat_cuda_frame f)
 {
     uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
     if (f.counters->flags != 0)
@@ -103,6 +104,6 @@ __global__ static void gather_kernel(pleat_cuda_frame f)
 cudaError_t pleat_cuda_gather(const pleat_cuda_frame &f, cudaStream_t stream)
 {
     const uint32_t threads = f.m > PLEAT_COLUMNS ? f.m : PLEAT_COLUMNS + 1;
-    return pleat_cuda_launch(gather_kernel, pleat_cuda_blocks(threads), PLEAT_CUDA_BLOCK, stream,
-                             f);
+    return pleat_cuda_launch(pleat_gather_kernel, pleat_cuda_blocks(threads), PLEAT_CUDA_BLOCK,
+                             stream, f);
 }

@@ -187,8 +187,8 @@ __device__ static void count(const pleat_cuda_frame &f, unsigned long long pairs
 /* One kernel per mode, written once: a call's mode is fixed, and each
  * instance's steps carry only that mode's work. */
 template <pleat_cuda_mode MODE>
-__global__ static void __launch_bounds__(PLEAT_CUDA_BLOCK, SWEEP_BLOCKS_PER_SM)
-    sweep_kernel(pleat_cuda_frame f)
+__global__ void __launch_bounds__(PLEAT_CUDA_BLOCK, SWEEP_BLOCKS_PER_SM)
+    pleat_sweep_kernel(pleat_cuda_frame f)
 {
     __shared__ warp_share shares[WARPS];
     if (f.counters->flags != 0)
@@ -237,7 +237,7 @@ __global__ static void __launch_bounds__(PLEAT_CUDA_BLOCK, SWEEP_BLOCKS_PER_SM)
  * call's tests are over the limit, in any order of the blocks, at the cost of
  * the sweep's searches and never of its tests. Its own kernel, so that a call
  * without a limit runs the sweep as it was. */
-__global__ static void limit_kernel(pleat_cuda_frame f)
+__global__ void pleat_limit_kernel(pleat_cuda_frame f)
 {
     __shared__ unsigned flags;
     /* read once for the block, which then leaves whole or not at all, while
@@ -263,15 +263,15 @@ __global__ static void limit_kernel(pleat_cuda_frame f)
 cudaError_t pleat_cuda_sweep(const pleat_cuda_frame &f, cudaStream_t stream)
 {
     if (f.max_tests != 0) {
-        cudaError_t e = pleat_cuda_launch(limit_kernel, pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK,
-                                          stream, f);
+        cudaError_t e = pleat_cuda_launch(pleat_limit_kernel, pleat_cuda_blocks(f.m),
+                                          PLEAT_CUDA_BLOCK, stream, f);
         if (e != cudaSuccess)
             return e;
     }
-    void (*kernel)(pleat_cuda_frame) = sweep_kernel<PLEAT_CUDA_COUNT>;
+    void (*kernel)(pleat_cuda_frame) = pleat_sweep_kernel<PLEAT_CUDA_COUNT>;
     if (f.mode == PLEAT_CUDA_LIST)
-        kernel = sweep_kernel<PLEAT_CUDA_LIST>;
+        kernel = pleat_sweep_kernel<PLEAT_CUDA_LIST>;
     if (f.mode == PLEAT_CUDA_CORRECT)
-        kernel = sweep_kernel<PLEAT_CUDA_CORRECT>;
+        kernel = pleat_sweep_kernel<PLEAT_CUDA_CORRECT>;
     return pleat_cuda_launch(kernel, pleat_cuda_blocks(f.m), PLEAT_CUDA_BLOCK, stream, f);
 }
