@@ -1,4 +1,5 @@
-# What the cross-build tests (neon.cmake, windows.cmake, x86_32.cmake) share.
+# What the test scripts that build and run programs share: the cross-build
+# tests (neon.cmake, windows.cmake, x86_32.cmake) and consumer/'s.
 
 # Runs a command; fails the test unless it exits 0. Its output is left in `out`.
 function(run)

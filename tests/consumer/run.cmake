@@ -7,13 +7,8 @@
 # WINDOWS (true for a Windows pleat), EXE_SUFFIX (.exe there); for a cross
 # build (tests/windows.cmake) also TOOLCHAIN (its toolchain file, for the
 # consumer project) and EMULATOR (what runs its programs).
+include(${CMAKE_CURRENT_LIST_DIR}/../cross.cmake) # run()
 file(REMOVE_RECURSE ${WORK_DIR})
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "failed (${rc}): ${ARGN}")
-  endif()
-endfunction()
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
 if(TOOLCHAIN)
   set(compiler -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN})

@@ -3,13 +3,8 @@
 # is the top-level one's).
 # Inputs: PLEAT_SOURCE_DIR, SOURCE_DIR (tests/consumer), WORK_DIR, GENERATOR,
 # C_COMPILER.
+include(${CMAKE_CURRENT_LIST_DIR}/../cross.cmake) # run()
 file(REMOVE_RECURSE ${WORK_DIR})
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "failed (${rc}): ${ARGN}")
-  endif()
-endfunction()
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/subproject -B ${WORK_DIR} -G ${GENERATOR}
     -DCMAKE_C_COMPILER=${C_COMPILER}
     -DPLEAT_SOURCE_DIR=${PLEAT_SOURCE_DIR} -DPLEAT_CUDA=OFF -DPLEAT_CUDA_EMULATOR=OFF)
