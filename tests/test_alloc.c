@@ -469,6 +469,39 @@ Test(alloc, owed_corrections_grow_with_particles_not_pairs)
     free_inputs(&in);
 }
 
+/* pleat.h's status order: a call over its test limit returns
+ * TOO_MANY_TESTS, also when a queue or table of owed sums could not grow
+ * on the way (that OUT_OF_MEMORY comes after every other status: the limit
+ * does not depend on the memory at hand). The clump on 2 threads, each call
+ * on a fresh context: the sweep's growths are a call's last allocations,
+ * and the last of them, and any after it, fail. */
+Test(alloc, the_test_limit_comes_before_a_failed_growth)
+{
+    const scenario s = {"clump", CALL_COLLIDE, 6000, 0, 0, 1, 8.0f};
+    inputs in = make_inputs(&s, s.n, 5);
+    pleat_context *ctx = hz_context("", 2);
+    const uint64_t before = pleat_alloc_attempts();
+    result whole = call(ctx, &s, &in, 0);
+    const uint64_t attempts = pleat_alloc_attempts() - before;
+    pleat_context_destroy(ctx);
+    cr_assert_eq(whole.status, PLEAT_OK);
+    for (int limited = 0; limited < 2; ++limited) {
+        in.params.max_tests = limited ? whole.stats.tests - 1 : 0;
+        ctx = hz_context("", 2);
+        pleat_alloc_fail_at(attempts, 1);
+        result r = call(ctx, &s, &in, 0);
+        pleat_alloc_fail_at(0, 0);
+        pleat_context_destroy(ctx);
+        cr_assert_eq(r.status, limited ? PLEAT_ERROR_TOO_MANY_TESTS : PLEAT_ERROR_OUT_OF_MEMORY,
+                     "max_tests %llu: %s", (unsigned long long)in.params.max_tests,
+                     pleat_status_string(r.status));
+        cr_assert(memcmp(r.particles, in.sc.particles, 16 * (size_t)in.sc.count) == 0);
+        free_result(&r);
+    }
+    free_result(&whole);
+    free_inputs(&in);
+}
+
 /* The same bound when the run that owes is long: two sparse clouds of 100k
  * far apart on either side of a dense clump of 4000, which in key order
  * straddles the two threads' runs, so the first run's queue (up to one entry

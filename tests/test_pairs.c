@@ -204,6 +204,33 @@ Test(pairs, far_from_origin_sheet)
     free(pts);
 }
 
+/* Particles 3e38 either side of the origin: the box's extent overflows a
+ * float, so the grid's cell arithmetic gives +Inf for the far side, which
+ * the cell clamp must bring back to the last cell on every ISA. */
+Test(pairs, a_box_whose_extent_overflows_a_float)
+{
+    enum { GROUP = 200 };
+    static const float at[3] = {-3e38f, 0.0f, 3e38f};
+    float *pts = malloc(3 * GROUP * 4 * sizeof *pts);
+    cr_assert(pts);
+    uint64_t rng = 77;
+    for (int g = 0; g < 3; ++g)
+        for (int k = 0; k < GROUP; ++k) {
+            float *p = pts + 4 * (g * GROUP + k);
+            p[0] = at[g];
+            p[1] = 4.0f * pleat_scene_uniform(&rng);
+            p[2] = 4.0f * pleat_scene_uniform(&rng);
+            p[3] = 1.0f;
+        }
+    pleat_context *ctx = cpu_context(2);
+    pleat_params p = pleat_default_params();
+    p.distance = 1.0f;
+    scene s = {3 * GROUP, pts, NULL, p.distance};
+    cr_assert_gt(compare_with_brute_force(ctx, &s, &p, "overflowing box"), 300);
+    pleat_context_destroy(ctx);
+    free(pts);
+}
+
 Test(pairs, zero_distance_finds_nothing)
 {
     pleat_context *ctx = cpu_context(1);

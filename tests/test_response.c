@@ -208,6 +208,31 @@ Test(response, shared_pair_rules_match_the_contract)
     cr_assert(!pleat_pair_rest_ignored(above, &k));
 }
 
+/* A particle's summed correction is added with one rounding, of the exact
+ * x + sum * quantum, on every backend (pleat_apply_sum, core/pair.h). The
+ * reference: that exact value, formed in double where the test can see it
+ * is exact, rounded once to float. Adding in float would round the sum
+ * first: x = 1 and 2^24 + 65 quanta of 2^-30 are 1 + 2^-6 + 0.51 ulp of
+ * 1, which one rounding takes up to 0x1.040002p+0; a float sum rounds to
+ * 2^24 + 64 quanta, a tie, and then to even, 0x1.04p+0. */
+Test(response, a_sum_is_applied_with_one_rounding)
+{
+    pleat_pair_consts k = pleat_pair_setup(0.75f, 1.0f); /* quantum 2^-30 */
+    cr_assert(k.quantum == 0x1p-30);
+    cr_assert(pleat_apply_sum(1.0f, 16777281, &k) == 0x1.040002p+0f);
+    uint64_t rng = 5;
+    for (int n = 0; n < 100000; ++n) {
+        float x = 8.0f * (pleat_scene_uniform(&rng) - 0.5f);
+        int64_t sum = (int64_t)(pleat_scene_random(&rng) % (1ull << 36)) - ((int64_t)1 << 35);
+        double exact = (double)x + ldexp((double)sum, -30);
+        cr_assert(ldexp(exact - (double)x, 30) == (double)sum, "not exact: %a + %lld quanta",
+                  (double)x, (long long)sum);
+        float want = sum == 0 ? x : (float)exact;
+        cr_assert(pleat_apply_sum(x, sum, &k) == want, "%a + %lld quanta: %a, want %a", (double)x,
+                  (long long)sum, (double)pleat_apply_sum(x, sum, &k), (double)want);
+    }
+}
+
 /* The correction as the CUDA kernels compute it, pleat_pair_correction()
  * (core/pair.h), against this variant's CPU kernels, whose fast lanes use
  * vector operations of their own: the same bits for ordinary pairs. Pairs
