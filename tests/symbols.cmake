@@ -22,10 +22,13 @@ endif()
 # C names, then C++ (Itanium) names by their first part: _Z, then guard
 # variables (GV) and local statics (Z), type info (T[ISV]), a nested name
 # (N, K), then the length and the name
-set(allowed_c "^(pleat_|nvtx|InitializeInjectionNvtx|DW\\.ref\\.__gxx_personality_v0$)")
+# (AddressSanitizer's ODR indicators are named after the global they guard)
+set(allowed_c
+  "^(pleat_|__odr_asan(\\.|_gen_)pleat_|nvtx|InitializeInjectionNvtx|DW\\.ref\\.__gxx_personality_v0$)")
 set(cxx_prefix "^_Z(GV)?Z?(T[ISV])?N?K?")
 # (nvcc's host stub of a kernel is named after the kernel)
-set(allowed_cxx "${cxx_prefix}([0-9]+pleat_|[0-9]+__device_stub__Z[0-9]+pleat_|3cub|4cuda|6thrust|5nvtx3|[0-9]+nvtx|[0-9]+_GLOBAL__N_)")
+set(allowed_cxx "${cxx_prefix}([0-9]+pleat_|[0-9]+__device_stub__Z[0-9]+pleat_|3cub|4cuda|\
+6thrust|5nvtx3|[0-9]+nvtx|[0-9]+_GLOBAL__N_)")
 if(SHARED)
   # the linker's own markers of a shared object's sections
   set(allowed_c "^(pleat_|_init$|_fini$|_edata$|_end$|__bss_start$)")
