@@ -13,8 +13,9 @@
  * apply's parts are checked too. Then a
  * few cases with exactly known answers, from the Criterion response suite,
  * which a build without Criterion would otherwise never run (on the GPU
- * machine: through the CUDA backend), and that the caller's floating-point
- * environment changes no bit and comes back whole, flags included. Scenes
+ * machine: through the CUDA backend), arrays that share memory, and that
+ * the caller's floating-point environment changes no bit and comes back
+ * whole, flags included. Scenes
  * are made with exact arithmetic, so the hash is the same on every ISA and
  * architecture: compare it between runs to check "same bits everywhere".
  *
@@ -326,6 +327,80 @@ static void known_answers(pleat_context *ctx)
     known_answer(ctx, "known/exact-half", half, 2, 0.75f - 0x1p-24f, 0.5f, 1, moved_half);
 }
 
+/* pleat.h: a call reads all of its inputs before it writes an output, so
+ * arrays may share memory. A pair list written over the particles, rest
+ * positions and indices it comes from (one block holding all three, the
+ * list, longer than they are, from the block's start) is the list that
+ * separate arrays get; rest rows one row on from the particles' (row i + 1
+ * is particle i's rest) correct them as a copy of those rows does. */
+static void list_over_its_inputs(pleat_context *ctx, const scene *sc, uint64_t *rng)
+{
+    const size_t rows = 16 * (size_t)sc->count;
+    float *rest = copy_floats(sc->particles, rows / 4);
+    for (size_t k = 0; k < rows / 4; ++k)
+        rest[k] *= 8.0f; /* a rest pose that rules out some pairs, not most */
+    pleat_params p = pleat_default_params();
+    p.distance = 5.0f * sc->distance; /* a list longer than its inputs */
+    p.rest_positions = rest;
+    uint32_t *subset = random_large_subset(sc->count, rng, &p.num_indices);
+    p.indices = subset;
+    size_t want_n, got_n = 0;
+    uint32_t *want = pleat_pairs(ctx, sc->particles, sc->count, &p, &want_n);
+    const size_t inputs = 2 * rows + p.num_indices * sizeof *subset, list = 8 * want_n;
+    unsigned char *block = malloc(list > inputs ? list : inputs);
+    if (!block)
+        die("out of memory");
+    memcpy(block, sc->particles, rows);
+    memcpy(block + rows, rest, rows);
+    memcpy(block + 2 * rows, subset, p.num_indices * sizeof *subset);
+    p.rest_positions = (const float *)(block + rows);
+    p.indices = (const uint32_t *)(block + 2 * rows);
+    if (list <= inputs)
+        fail("shared-memory", "the list does not cover its inputs");
+    else if (pleat_find_pairs(ctx, (const float *)block, sc->count, &p, (uint32_t *)block,
+                              want_n, &got_n) != PLEAT_OK ||
+             got_n != want_n || memcmp(block, want, list) != 0)
+        fail("shared-memory", "a list over its inputs differs");
+    free(block);
+    free(want);
+    free(subset);
+    free(rest);
+}
+
+static void rest_over_the_particles(pleat_context *ctx, const scene *sc)
+{
+    const size_t n4 = 4 * (size_t)sc->count;
+    float *block = malloc((n4 + 4) * sizeof *block);
+    if (!block)
+        die("out of memory");
+    memcpy(block, sc->particles, n4 * sizeof *block);
+    memcpy(block + n4, sc->particles, 4 * sizeof *block); /* the last rest row */
+    float *rest = copy_floats(block + 4, n4), *want = copy_floats(block, n4);
+    pleat_params p = pleat_default_params();
+    p.distance = sc->distance;
+    p.rest_positions = rest;
+    pleat_stats apart, shared;
+    if (pleat_self_collide(ctx, want, sc->count, &p, &apart) != PLEAT_OK || apart.pairs == 0)
+        fail("shared-memory", "no pair moves with separate rest positions");
+    p.rest_positions = block + 4;
+    if (pleat_self_collide(ctx, block, sc->count, &p, &shared) != PLEAT_OK ||
+        shared.pairs != apart.pairs || memcmp(block, want, n4 * sizeof *block) != 0)
+        fail("shared-memory", "rest rows among the particles' give another result");
+    free(want);
+    free(rest);
+    free(block);
+}
+
+static void shared_memory(pleat_context *ctx, uint64_t *rng)
+{
+    scene sc = scene_make(SCENE_FOLDED, 1600, 0, pleat_scene_random(rng));
+    int before = failures;
+    list_over_its_inputs(ctx, &sc, rng);
+    rest_over_the_particles(ctx, &sc);
+    printf("%-26s %s\n", "shared-memory", failures == before ? "same results" : "WRONG");
+    scene_free(&sc);
+}
+
 int main(int argc, char **argv)
 {
     pleat_backend backend = PLEAT_BACKEND_CPU;
@@ -346,6 +421,7 @@ int main(int argc, char **argv)
     /* one cloud big enough for 3 parts, all of it taking part */
     run_scene(&r, SCENE_CLOUD, "-12k", 12000, 1, 0, 0.5f);
     known_answers(r.ctx);
+    shared_memory(r.ctx3, &r.rng);
     check_environments(backend, r.ctx);
     printf("pleat-check on %s: result hash %016llx\n", pleat_context_describe(r.ctx),
            (unsigned long long)r.total);

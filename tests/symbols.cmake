@@ -6,8 +6,8 @@
 # members global). Hidden visibility does
 # not keep a static library's names out of an application's link, where a
 # kernel or struct of the same name would clash, or be merged silently.
-# NM: GNU nm; LIB: the library file; SHARED: true for a shared library (then
-# its dynamic symbols, which must be pleat_ functions only).
+# NM: GNU nm or llvm-nm; LIB: the library file; SHARED: true for a shared
+# library (then its dynamic symbols, which must be pleat_ functions only).
 if(SHARED)
   set(args -D --defined-only)
 else()
@@ -23,8 +23,8 @@ endif()
 # variables (GV) and local statics (Z), type info (T[ISV]), a nested name
 # (N, K), then the length and the name
 # (AddressSanitizer's ODR indicators are named after the global they guard)
-set(allowed_c
-  "^(pleat_|__odr_asan(\\.|_gen_)pleat_|nvtx|InitializeInjectionNvtx|DW\\.ref\\.__gxx_personality_v0$)")
+set(allowed_c "^(pleat_|__odr_asan(\\.|_gen_)pleat_|nvtx|InitializeInjectionNvtx|\
+DW\\.ref\\.__gxx_personality_v0$)")
 set(cxx_prefix "^_Z(GV)?Z?(T[ISV])?N?K?")
 # (nvcc's host stub of a kernel is named after the kernel)
 set(allowed_cxx "${cxx_prefix}([0-9]+pleat_|[0-9]+__device_stub__Z[0-9]+pleat_|3cub|4cuda|\

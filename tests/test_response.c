@@ -462,35 +462,3 @@ Test(response, index_subset_leaves_others_alone)
     cr_assert_float_eq(pts[8] - pts[0], 1.0f, 1e-6f);
     pleat_context_destroy(ctx);
 }
-
-/* pleat.h: every input is read before a particle is written, so the rest
- * positions may share the particles' memory. Rest rows one row on from the
- * particles' (row i + 1 is particle i's rest) give what a copy of those
- * rows gives. */
-Test(response, rest_positions_may_overlap_the_particles)
-{
-    pleat_context *ctx = cpu_context(2);
-    scene s = scene_make(SCENE_FOLDED, 3000, 0, 11);
-    const size_t n4 = 4 * (size_t)s.count;
-    float *block = malloc((n4 + 4) * sizeof(float));
-    cr_assert(block);
-    memcpy(block, s.particles, n4 * sizeof(float));
-    memcpy(block + n4, s.particles, 4 * sizeof(float)); /* the last rest row */
-    float *rest = copy_floats(block + 4, n4), *want = copy_floats(block, n4);
-    pleat_params p = pleat_default_params();
-    p.distance = s.distance;
-    p.rest_positions = rest;
-    pleat_stats apart, shared;
-    cr_assert_eq(pleat_self_collide(ctx, want, s.count, &p, &apart), PLEAT_OK);
-    cr_assert_gt(apart.pairs, 1000, "pairs must collide and move");
-    p.rest_positions = block + 4;
-    cr_assert_eq(pleat_self_collide(ctx, block, s.count, &p, &shared), PLEAT_OK);
-    cr_assert_eq(shared.pairs, apart.pairs);
-    cr_assert(memcmp(block, want, n4 * sizeof(float)) == 0,
-              "with the rest rows in the particles' memory the result differs");
-    free(block);
-    free(rest);
-    free(want);
-    scene_free(&s);
-    pleat_context_destroy(ctx);
-}
