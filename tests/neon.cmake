@@ -42,4 +42,5 @@ endif()
 
 cross_build_and_test(aarch64-linux-gnu.cmake "AArch64 tests under qemu" junit
                      ${suites} -DPLEAT_BUILD_SAMPLES=OFF -DPLEAT_BUILD_BENCH=OFF)
+ran_there("${junit}" symbols "in the AArch64 build")
 same_bits_as_here("${junit}" check.neon "NEON (AArch64, qemu)")
