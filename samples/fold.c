@@ -26,6 +26,47 @@ static int usage(const char *argv0)
     return 2;
 }
 
+/* The arrays of a run: the sheet as made, a copy each call works on, its rest
+ * pose, and each call's time in ms. */
+typedef struct fold_arrays {
+    float *start, *work, *rest;
+    double *ms;
+} fold_arrays;
+
+/* Times `repeats` calls on a res x res sheet folded in `layers` and prints
+ * the median; 1 when a call fails. */
+static int time_calls(pleat_context *ctx, long res, long layers, long repeats, fold_arrays a)
+{
+    uint32_t n = (uint32_t)(res * res);
+    size_t bytes = (size_t)n * 4 * sizeof(float);
+    pleat_scene_folded_sheet((uint32_t)res, (uint32_t)layers, 1.0f, 0.6f, a.start, a.rest);
+    pleat_params params = pleat_default_params();
+    params.distance = 0.9f;
+    params.rest_positions = a.rest;
+
+    pleat_stats stats = {0, 0};
+    for (long r = 0; r < repeats; ++r) {
+        memcpy(a.work, a.start, bytes);
+        double t0 = portable_now_ms();
+        pleat_status s = pleat_self_collide(ctx, a.work, n, &params, &stats);
+        a.ms[r] = portable_now_ms() - t0;
+        if (s != PLEAT_OK) {
+            fprintf(stderr, "pleat: %s\n", pleat_status_string(s));
+            return 1;
+        }
+    }
+    qsort(a.ms, (size_t)repeats, sizeof *a.ms, cmp_double);
+    double median = a.ms[repeats / 2];
+    printf("pleat %s on %s\n", pleat_version(), pleat_context_describe(ctx));
+    printf("folded sheet: %ld x %ld particles in %ld layers, distance 0.9, rest positions\n", res,
+           res, layers);
+    printf("pairs found:  %llu (%llu candidate tests)\n", (unsigned long long)stats.pairs,
+           (unsigned long long)stats.tests);
+    printf("time:         %.3f ms per call (median of %ld), %.1f ns per particle\n", median,
+           repeats, median * 1e6 / n);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     long res = 255, layers = 4, repeats = 21, threads = 0;
@@ -65,40 +106,15 @@ int main(int argc, char **argv)
     size_t bytes = (size_t)n * 4 * sizeof(float);
     float *start = malloc(bytes), *work = malloc(bytes), *rest = malloc(bytes);
     double *ms = malloc((size_t)repeats * sizeof *ms);
-    if (!start || !work || !rest || !ms) {
+    int failed = !start || !work || !rest || !ms;
+    if (failed)
         fprintf(stderr, "out of memory\n");
-        return 1;
-    }
-    pleat_scene_folded_sheet((uint32_t)res, (uint32_t)layers, 1.0f, 0.6f, start, rest);
-    pleat_params params = pleat_default_params();
-    params.distance = 0.9f;
-    params.rest_positions = rest;
-
-    pleat_stats stats = {0, 0};
-    for (long r = 0; r < repeats; ++r) {
-        memcpy(work, start, bytes);
-        double t0 = portable_now_ms();
-        s = pleat_self_collide(ctx, work, n, &params, &stats);
-        ms[r] = portable_now_ms() - t0;
-        if (s != PLEAT_OK) {
-            fprintf(stderr, "pleat: %s\n", pleat_status_string(s));
-            return 1;
-        }
-    }
-    qsort(ms, (size_t)repeats, sizeof *ms, cmp_double);
-    double median = ms[repeats / 2];
-    printf("pleat %s on %s\n", pleat_version(), pleat_context_describe(ctx));
-    printf("folded sheet: %ld x %ld particles in %ld layers, distance 0.9, rest positions\n", res,
-           res, layers);
-    printf("pairs found:  %llu (%llu candidate tests)\n", (unsigned long long)stats.pairs,
-           (unsigned long long)stats.tests);
-    printf("time:         %.3f ms per call (median of %ld), %.1f ns per particle\n", median,
-           repeats, median * 1e6 / n);
-
+    else
+        failed = time_calls(ctx, res, layers, repeats, (fold_arrays){start, work, rest, ms});
     free(ms);
     free(rest);
     free(work);
     free(start);
     pleat_context_destroy(ctx);
-    return 0;
+    return failed;
 }
