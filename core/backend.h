@@ -19,7 +19,7 @@ typedef struct pleat_job {
     pleat_job_kind kind;
     float *particles;        /* written by COLLIDE only */
     uint32_t count;
-    pleat_params params;     /* distance > 0, checked */
+    pleat_params params;     /* checked (a distance of 0 finds nothing) */
     uint32_t *pairs;         /* LIST_PAIRS: caller's output */
     size_t capacity;         /* LIST_PAIRS: in pairs */
     int profile;             /* time the stages into timings */

@@ -8,8 +8,6 @@
 #include "cuda/cuda.h"
 #endif
 
-#include <stdlib.h>
-
 const char *pleat_version(void)
 {
     return PLEAT_VERSION_STRING;
@@ -83,7 +81,7 @@ static pleat_status create(const pleat_context_desc *desc, pleat_context **out)
 #endif
     /* AUTO without a usable GPU runs on the CPU */
     if (s == PLEAT_ERROR_BACKEND_UNAVAILABLE && d.backend != PLEAT_BACKEND_CUDA) {
-        s = pleat_cpu_create(d.cpu_threads, &d, &ctx->impl, ctx->describe, sizeof ctx->describe);
+        s = pleat_cpu_create(&d, &ctx->impl, ctx->describe, sizeof ctx->describe);
         ctx->backend = PLEAT_BACKEND_CPU;
         ctx->ops = &pleat_cpu_ops;
     }

@@ -25,14 +25,18 @@
 
 #define PLEAT_HASH_CELLS 253u            /* usable cells on a hash axis */
 #define PLEAT_SWEEP_CELLS 65533u         /* usable cells on the sweep axis */
+/* The highest cell on each kind of axis: pleat_grid_cell's `size` */
+#define PLEAT_HASH_TOP ((float)(PLEAT_HASH_CELLS + 1u))
+#define PLEAT_SWEEP_TOP ((float)(PLEAT_SWEEP_CELLS + 1u))
 #define PLEAT_HASH_MARGIN (1.0f + 0x1p-10f)
 #define PLEAT_SWEEP_SLACK 0.0625f
 /* Edges shorter than this count as this long: keeps 1 / cell size finite for
  * flat or single-point boxes. */
 #define PLEAT_MIN_EDGE 0x1p-96f
 
-/* Key offsets of the 4 neighbouring columns a particle tests besides its own:
- * +1 hash0, +1 hash1 -1 hash0, +1 hash1, +1 hash1 +1 hash0. */
+/* The columns a particle tests: its own and 4 neighbours, +1 hash0,
+ * +1 hash1 -1 hash0, +1 hash1, +1 hash1 +1 hash0 (their key offsets:
+ * pleat_column_offset). */
 #define PLEAT_NUM_COLUMNS 5
 #define PLEAT_KEY_SWEEP_MASK 0xffffu
 
@@ -69,7 +73,8 @@ PLEAT_HD float pleat_clamp_edge(float edge)
     return edge < FLT_MAX ? edge : FLT_MAX;
 }
 
-/* lower/upper: the box of the taking-part particles; distance > 0, finite. */
+/* lower/upper: the box of the taking-part particles; distance >= 0, finite
+ * (0: a call that finds nothing still sets one up, unused). */
 PLEAT_HD pleat_grid pleat_grid_setup(const float lower[3], const float upper[3], float distance)
 {
     pleat_grid g;
@@ -112,11 +117,12 @@ PLEAT_HD uint32_t pleat_grid_cell(float p, float lower, float scale, float size)
 PLEAT_HD uint32_t pleat_grid_key(const pleat_grid *g, float x, float y, float z)
 {
     float p[3] = {x, y, z};
-    const float hash_size = (float)(PLEAT_HASH_CELLS + 1u);
-    const float sweep_size = (float)(PLEAT_SWEEP_CELLS + 1u);
-    uint32_t s = pleat_grid_cell(p[g->sweep], g->lower[g->sweep], g->scale[g->sweep], sweep_size);
-    uint32_t h0 = pleat_grid_cell(p[g->hash0], g->lower[g->hash0], g->scale[g->hash0], hash_size);
-    uint32_t h1 = pleat_grid_cell(p[g->hash1], g->lower[g->hash1], g->scale[g->hash1], hash_size);
+    uint32_t s = pleat_grid_cell(p[g->sweep], g->lower[g->sweep], g->scale[g->sweep],
+                                 PLEAT_SWEEP_TOP);
+    uint32_t h0 = pleat_grid_cell(p[g->hash0], g->lower[g->hash0], g->scale[g->hash0],
+                                  PLEAT_HASH_TOP);
+    uint32_t h1 = pleat_grid_cell(p[g->hash1], g->lower[g->hash1], g->scale[g->hash1],
+                                  PLEAT_HASH_TOP);
     return s | h0 << 16 | h1 << 24;
 }
 

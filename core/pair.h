@@ -11,8 +11,9 @@
  * from factors that each stay in range (details at pleat_pair_correction).
  *
  * Fixed point: corrections are summed per particle in int64 units of
- * quantum = 2^(e - 30), where distance lies in [2^(e-1), 2^e) (e >= -90 so
- * 1 / quantum is a float). One correction is at most the distance, below
+ * quantum = 2^(e - 30), where distance lies in [2^(e-1), 2^e): e >= -62, as
+ * the distance's square is a normal float (core/collide.c), so 1 / quantum
+ * is a float. One correction is at most the distance, below
  * 2^30 quanta (a few hundred more after rounding), and converts through
  * int32, in range with room to spare: SIMD units have that conversion, not
  * the one to int64, and out of range it would differ by target.
@@ -27,8 +28,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#define PLEAT_MIN_QUANTUM_EXPONENT (-90)
-
 typedef struct pleat_pair_consts {
     float distance;
     float distance2;   /* distance * distance, finite */
@@ -41,8 +40,7 @@ PLEAT_HD pleat_pair_consts pleat_pair_setup(float distance, float stiffness)
 {
     pleat_pair_consts k;
     int e;
-    frexpf(distance, &e);
-    e = e > PLEAT_MIN_QUANTUM_EXPONENT ? e : PLEAT_MIN_QUANTUM_EXPONENT;
+    frexpf(distance, &e); /* 0 for a distance of 0 */
     k.distance = distance;
     k.distance2 = distance * distance;
     k.stiffness = stiffness;
@@ -85,8 +83,6 @@ PLEAT_HD float pleat_scale2(float x, int e)
 {
     return e >= -126 && e <= 127 ? x * pleat_exp2i(e) : ldexpf(x, e);
 }
-
-#define PLEAT_MIN_QUANTUM_EXPONENT (-90)
 
 /* Fixed-point corrections of a colliding pair: x_i gets +ci, x_j gets -cj.
  * Coincident particles (diff exactly zero) get zero.

@@ -11,17 +11,16 @@
 #include "thread.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 typedef struct pleat_cpu {
     pleat_pool *pool;
     const pleat_kernels *kern;
-    /* Scratch, at most 48 bytes per taking-part particle: sort_a and sort_b
-     * (8 + 8; after the sort one holds keys + order, the other the z sums),
-     * pos (16), acc_xy (16, only when correcting); rest (16) only with rest
-     * positions from PLEAT_SORTED_REST_FROM particles on, below which they
-     * are read from the caller's array. Plus a bit per particle for index
+    /* Scratch, at most 48 bytes per taking-part particle, 64 with rest
+     * positions: sort_a and sort_b (8 + 8; after the sort one holds keys +
+     * order, the other the z sums), pos (16), acc_xy (16, only when
+     * correcting); rest (16) only with rest positions from
+     * PLEAT_SORTED_REST_FROM particles on, below which they are read from the
+     * caller's array. Plus a bit per particle for index
      * checks and the pair lists of find_pairs. */
     pleat_buffer seen, chunks, radix, sort_a, sort_b, pos, rest, acc_xy, list_a, list_b;
     pleat_part part[PLEAT_MAX_CPU_THREADS]; /* the sweep's queues, kept between calls */
@@ -261,9 +260,10 @@ static void cpu_destroy(void *impl)
 
 const pleat_backend_ops pleat_cpu_ops = {cpu_run, cpu_destroy, NULL, NULL};
 
-pleat_status pleat_cpu_create(int threads, const pleat_context_desc *desc, void **impl,
-                              char *describe, size_t describe_size)
+pleat_status pleat_cpu_create(const pleat_context_desc *desc, void **impl, char *describe,
+                              size_t describe_size)
 {
+    int threads = desc->cpu_threads;
     const pleat_kernels *kern;
     pleat_status s = pleat_isa_select(&kern);
     if (s != PLEAT_OK)

@@ -39,8 +39,7 @@ pleat_status pleat_cpu_check_indices(const uint32_t *indices, uint32_t num, uint
  * coordinate, so none is above the upper corner's. */
 static int hash_bits(const pleat_grid *g, int axis, const float upper[3])
 {
-    uint32_t top = pleat_grid_cell(upper[axis], g->lower[axis], g->scale[axis],
-                                   (float)(PLEAT_HASH_CELLS + 1u));
+    uint32_t top = pleat_grid_cell(upper[axis], g->lower[axis], g->scale[axis], PLEAT_HASH_TOP);
     return 32 - __builtin_clz(top); /* top >= 1 */
 }
 

@@ -44,7 +44,7 @@
  * stages (PLEAT_CHUNK, 4096) were the unit before, so a cloth below 8k
  * particles ran its sweep on one thread. A part that a worker does not take
  * in time costs the caller little (the pool hands a late worker's tasks to
- * the threads that came, cpu/pool.c), and a part's fixed costs (5 cursor
+ * the threads that came, cpu/pool.c), and a part's fixed costs (4 cursor
  * searches, its owed corrections) are small beside 1k particles' sweep.
  * AVX2, 2 threads, 4k particles, calls 0.3 ms apart: cloud 0.221 -> 0.166
  * ms a call, folded sheet 0.130 -> 0.095 (with the early wake-up in
@@ -182,7 +182,7 @@ static inline uint32_t pleat_chunk_end(uint32_t chunk, uint32_t n)
 /* First sorted position of sweep part p (p = parts: the end). */
 static inline uint32_t pleat_part_begin(const pleat_frame *f, uint32_t p)
 {
-    return (uint32_t)((uint64_t)f->m * p / f->parts);
+    return (uint32_t)pleat_share_begin(f->m, p, f->parts);
 }
 
 /* Empties a part's queue and table before a sweep of `particles` particles
@@ -233,9 +233,10 @@ int pleat_cpu_gather(pleat_frame *f, pleat_pool *pool, const pleat_kernels *kern
                      int column_pass);
 
 extern const pleat_backend_ops pleat_cpu_ops;
-/* threads >= 1, or 0 for one per core pleat_usable_cores() counts; desc:
- * its job system, if any. describe gets e.g. "cpu avx2, 2 threads". */
-pleat_status pleat_cpu_create(int threads, const pleat_context_desc *desc, void **impl,
-                              char *describe, size_t describe_size);
+/* desc: its cpu_threads (>= 1, or 0 for one per core pleat_usable_cores()
+ * counts) and its job system, if any. describe gets e.g. "cpu avx2, 2
+ * threads". */
+pleat_status pleat_cpu_create(const pleat_context_desc *desc, void **impl, char *describe,
+                              size_t describe_size);
 
 #endif

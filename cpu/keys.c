@@ -48,7 +48,7 @@ void PLEAT_KERNEL(bounds_task)(void *arg, uint32_t chunk)
     vm finite = finite_lanes(vf_set1(0.0f));
     unsigned negative = 0;
     uint32_t end = pleat_chunk_end(chunk, f->m);
-    for (size_t s = pleat_chunk_begin(chunk); s < end; s += PLEAT_W) { /* wide: cannot wrap */
+    for (uint64_t s = pleat_chunk_begin(chunk); s < end; s += PLEAT_W) { /* wide: cannot wrap */
         vf p[4], r[4];
         load_slots(f, (uint32_t)s, end, p, f->rest ? r : NULL);
         for (int c = 0; c < 4; ++c)
@@ -90,15 +90,13 @@ void PLEAT_KERNEL(keys_task)(void *arg, uint32_t chunk)
 {
     pleat_frame *f = arg;
     const pleat_grid *g = &f->grid;
-    const float hash_size = (float)(PLEAT_HASH_CELLS + 1u);
-    const float sweep_size = (float)(PLEAT_SWEEP_CELLS + 1u);
     uint32_t end = pleat_chunk_end(chunk, f->m);
-    for (size_t s = pleat_chunk_begin(chunk); s < end; s += PLEAT_W) { /* wide: cannot wrap */
+    for (uint64_t s = pleat_chunk_begin(chunk); s < end; s += PLEAT_W) { /* wide: cannot wrap */
         vf p[4];
         vu idx = load_slots(f, (uint32_t)s, end, p, NULL);
-        vu sweep = grid_cells(p[g->sweep], g->lower[g->sweep], g->scale[g->sweep], sweep_size);
-        vu h0 = grid_cells(p[g->hash0], g->lower[g->hash0], g->scale[g->hash0], hash_size);
-        vu h1 = grid_cells(p[g->hash1], g->lower[g->hash1], g->scale[g->hash1], hash_size);
+        vu sweep = grid_cells(p[g->sweep], g->lower[g->sweep], g->scale[g->sweep], PLEAT_SWEEP_TOP);
+        vu h0 = grid_cells(p[g->hash0], g->lower[g->hash0], g->scale[g->hash0], PLEAT_HASH_TOP);
+        vu h1 = grid_cells(p[g->hash1], g->lower[g->hash1], g->scale[g->hash1], PLEAT_HASH_TOP);
         vu key = vu_or(vu_or(sweep, vu_sll(h0, 16)), vu_sll_by(h1, f->sort_shift));
         if (end - s >= PLEAT_W) {
             vu_store_u64(f->packed + s, idx, key);

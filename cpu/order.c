@@ -5,8 +5,9 @@
  * A cloth's particles mostly come in the order of its mesh, and on a sheet
  * whose rows run along the sweep axis or across it, the particles of one
  * column (one hash0, hash1 cell pair) then come with their sweep cells in
- * order. A stable sort by the column bits alone (one radix pass where the
- * whole key takes three) then gives key order. The gather checks whether it
+ * order. A stable sort by the column bits alone (at most 16 of the key's up
+ * to 32: one or two radix passes where the whole key takes up to three, or
+ * four below cpu/sort.c's NARROW_BELOW) then gives key order. The gather checks whether it
  * did; when it did not, the keys are made again and sorted in full.
  *
  * Which sort a call tries is what the context's last call found, so a

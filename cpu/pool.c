@@ -337,7 +337,7 @@ void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *ar
     uint64_t from = 0; /* equal shares, in order */
     for (int k = 0; k < pool->threads; ++k) {
         seat *s = &pool->seats[k];
-        s->end = (uint64_t)tasks * (uint64_t)(k + 1) / (uint64_t)pool->threads;
+        s->end = pleat_share_begin(tasks, (uint32_t)k + 1, (uint32_t)pool->threads);
         atomic_store_explicit(&s->next, from, memory_order_relaxed);
         from = s->end;
     }

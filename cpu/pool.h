@@ -31,6 +31,13 @@ void pleat_pool_run(pleat_pool *pool, uint32_t tasks, pleat_task_fn fn, void *ar
  * cores) or there are none. */
 void pleat_pool_nudge(pleat_pool *pool);
 
+/* Where share k of n items (n <= 2^32) cut into `shares` equal runs, in
+ * order, begins; k = shares gives n. */
+static inline uint64_t pleat_share_begin(uint64_t n, uint32_t k, uint32_t shares)
+{
+    return n * k / shares;
+}
+
 /* Number of fixed-size chunks covering n items (chunking never depends on
  * the thread count, so per-chunk results are the same for every count). */
 #define PLEAT_CHUNK 4096u

@@ -79,7 +79,7 @@ typedef struct sort_job {
 
 static size_t part_begin(const sort_job *job, uint32_t part)
 {
-    return (size_t)((uint64_t)job->n * part / job->parts);
+    return (size_t)pleat_share_begin(job->n, part, job->parts);
 }
 
 /* Part p's counters of digit d, 1 << bits of them. */
@@ -88,10 +88,10 @@ static size_t *counters(const sort_job *job, uint32_t p, int d)
     return job->scratch[p].counters + ((size_t)d << job->bits);
 }
 
-/* Where digit d of `bits` bits starts in a key. */
-static int digit_shift(const sort_job *job, int bits, int d)
+/* Where digit d starts in a key. */
+static int digit_shift(const sort_job *job, int d)
 {
-    return job->lo_bit + bits * d;
+    return job->lo_bit + job->bits * d;
 }
 
 /* Counts `digits` digits from job->first of keys [begin, end) into count;
@@ -103,7 +103,7 @@ static inline void count_digits(const sort_job *job, size_t *count, size_t begin
     int shift[MAX_DIGITS];
     uint64_t mask[MAX_DIGITS];
     for (int q = 0; q < digits; ++q) {
-        shift[q] = digit_shift(job, bits, job->first + q);
+        shift[q] = digit_shift(job, job->first + q);
         mask[q] = job->mask[job->first + q];
     }
     for (size_t i = begin; i < end; ++i) {
@@ -120,9 +120,12 @@ static void count_task(void *arg, uint32_t part)
     int digits = job->last - job->first;
     memset(count, 0, ((size_t)digits << job->bits) * sizeof *count);
     size_t begin = part_begin(job, part), end = part_begin(job, part + 1);
-    if (digits == 3) /* the sort keys' first count */
+    /* constant digit counts for the common cases: a whole key of three
+     * wide digits, and one digit (a split sort's recount; a column sort of
+     * one) */
+    if (digits == 3)
         count_digits(job, count, begin, end, 3);
-    else if (digits == 1) /* a split sort's recount, a column sort */
+    else if (digits == 1)
         count_digits(job, count, begin, end, 1);
     else
         count_digits(job, count, begin, end, digits);
@@ -198,7 +201,7 @@ static void scatter_task(void *arg, uint32_t part)
 {
     const sort_job *job = arg;
     size_t *offset = counters(job, part, job->digit);
-    int shift = digit_shift(job, job->bits, job->digit);
+    int shift = digit_shift(job, job->digit);
     uint64_t mask = job->mask[job->digit];
     if (job->buffered) {
         scatter_buffered(job, part, offset, shift, mask);

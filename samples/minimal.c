@@ -1,5 +1,6 @@
 /* The smallest complete use of pleat: two particles closer than the collision
- * distance are pushed apart to exactly that distance. */
+ * distance are pushed apart to that distance (short of it by a tiny fraction
+ * of the overlap: pleat.h, pleat_params.stiffness). */
 #include <pleat.h>
 
 #include <stdio.h>
