@@ -1,0 +1,76 @@
+# Reads the kernels' PTX (PTX: a list of .ptx files) for the memory ordering
+# a GPU needs and the CUDA emulator cannot miss: there every fence is a
+# no-op, blocks run one after another, and a warp's lanes take turns only
+# at its intrinsics, each of which then orders memory, so deleting one of
+# these leaves every emulated check passing while a GPU loses pairs.
+#   - the last bounds block sees every block's box (keys.cu, last_block and
+#     read_box): the ticket is taken between two fences, and the boxes are
+#     read past L1;
+#   - a correcting sweep's lanes read the queue entries and own sums other
+#     lanes wrote after a warp barrier (sweep.cu: enqueue, finish, the own
+#     sums zeroed): __ballot_sync and __shfl_sync order no memory.
+# Each rule names a kernel, a pattern its PTX must match and, for a count,
+# how many times at least: what the source had when this was written (a
+# change that needs fewer says why here).
+
+# kernel (a regex of its mangled name), what (a regex, with <semicolon> for the
+# PTX's ';'), times (0: once, what it spans in that order), why
+set(rules
+  "pleat_bounds_kernel"
+  "membar\\.gl<semicolon>[^\n]*\n([^\n]*\n)*[ \t]*atom\\.global\\.inc\\.u32[^\n]*\n([^\n]*\n)*[ \t]*membar\\.gl<semicolon>"
+  0 "the bounds ticket taken between two fences (keys.cu, last_block)"
+
+  "pleat_bounds_kernel" "ld\\.volatile\\.global\\.[fu]32" 7
+  "each block's box and flags read past L1 by the last block (keys.cu, read_box)"
+
+  "pleat_sweep_kernelIL15pleat_cuda_mode2E" "bar\\.warp\\.sync" 5
+  "the correcting sweep's warp barriers around its queue and own sums (sweep.cu)")
+
+if(NOT PTX)
+  message(FATAL_ERROR "no PTX files given")
+endif()
+# the kernels, one list item each: the PTX's own ';' kept as <semicolon>
+set(kernels)
+foreach(file IN LISTS PTX)
+  file(READ ${file} ptx)
+  string(REPLACE ";" "<semicolon>" ptx "${ptx}")
+  string(REPLACE ".entry " ";.entry " ptx "${ptx}")
+  list(POP_FRONT ptx) # what comes before the first kernel
+  list(APPEND kernels ${ptx})
+endforeach()
+
+set(failed "")
+list(LENGTH rules n)
+math(EXPR last "${n} - 1")
+foreach(i RANGE 0 ${last} 4)
+  math(EXPR j "${i} + 1")
+  math(EXPR k "${i} + 2")
+  math(EXPR l "${i} + 3")
+  list(GET rules ${i} kernel)
+  list(GET rules ${j} what)
+  list(GET rules ${k} times)
+  list(GET rules ${l} why)
+  set(body "")
+  foreach(text IN LISTS kernels)
+    if(text MATCHES "^\\.entry [^\n(]*${kernel}")
+      set(body "${text}")
+    endif()
+  endforeach()
+  if(body STREQUAL "")
+    string(APPEND failed "\n  no kernel ${kernel}")
+  elseif(times EQUAL 0)
+    if(NOT body MATCHES "${what}")
+      string(APPEND failed "\n  ${kernel}: missing ${why}")
+    endif()
+  else()
+    string(REGEX MATCHALL "${what}" found "${body}")
+    list(LENGTH found count)
+    if(count LESS times)
+      string(APPEND failed "\n  ${kernel}: ${count} of ${what}, not ${times}: ${why}")
+    endif()
+  endif()
+endforeach()
+if(failed)
+  message(FATAL_ERROR "the kernels' PTX (${PTX}) lacks ordering a GPU needs:${failed}")
+endif()
+message(STATUS "the kernels' PTX keeps their fences, volatile loads and warp barriers")
