@@ -33,7 +33,7 @@ typedef struct bench_row {
     uint32_t n;
     float distance;
     int rest;            /* rest positions given */
-    char backend[16];    /* "cpu", "cuda", or "auto:cpu" ... */
+    char backend[24];    /* "cpu", "cuda", or "auto:cpu" ... (variant.label) */
     char isa[16];        /* "-" on CUDA */
     char describe[96];   /* pleat_context_describe() */
     int threads;         /* effective worker threads; 0 on CUDA */

@@ -71,7 +71,7 @@ int main(int argc, char **argv)
 {
     long res = 255, layers = 4, repeats = 21, threads = 0;
     pleat_context_desc desc = pleat_default_context_desc();
-    for (int i = 1; i < argc; ++i) {
+    for (int i = 1; i < argc; i += 2) { /* an option, then its value */
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
             return usage(argv[0]);
@@ -90,7 +90,6 @@ int main(int argc, char **argv)
                                                 : (pleat_backend)-1;
         else
             return usage(argv[0]);
-        ++i;
     }
     if (res < 2 || res > 8192 || layers < 1 || layers > res || repeats < 1 || threads < 0)
         return usage(argv[0]);
