@@ -1,5 +1,5 @@
 /*
- * The cgroup CPU quota (quota.h). Two files say where the limits are:
+ * The CPU quota (quota.h): on Linux the cgroup's. Two files say where the limits are:
  * /proc/self/cgroup gives the process's cgroup in each hierarchy ("0::/a/b"
  * in v2, "4:cpu,cpuacct:/a/b" for v1's cpu controller), and
  * /proc/self/mountinfo where each hierarchy is mounted and which of its
@@ -15,20 +15,58 @@
  * Files are read with open and read into buffers on the stack, so the
  * caller's heap (pleat_set_allocator) sees no block; a line or a path too
  * long for its buffer counts as unreadable.
+ *
+ * On Windows a container's limit is its job object's CPU rate (docker
+ * --cpus with process isolation sets a hard cap), asked of the system.
  */
 #include "quota.h"
 
+#include <limits.h>
+#include <stdint.h>
+
+/* quota / period in cores, rounded up and capped at INT_MAX; 0 for none. */
+static int cores(uint64_t quota, uint64_t period)
+{
+    if (!quota || !period)
+        return 0;
+    uint64_t c = quota / period + (quota % period != 0);
+    return c > INT_MAX ? INT_MAX : (int)c;
+}
+
+/* JOB_OBJECT_CPU_RATE_CONTROL_* (Windows 8 on; MinGW-w64's headers lack the
+ * last), and the rates' unit: cycles per 10,000 of every processor's. */
+enum { RATE_ENABLE = 0x1, RATE_WEIGHT_BASED = 0x2, RATE_HARD_CAP = 0x4, RATE_MIN_MAX = 0x10 };
+#define RATE_CYCLES 10000u
+
+int pleat_cpu_rate_cores(uint32_t flags, uint32_t rate, uint32_t processors)
+{
+    if (!(flags & RATE_ENABLE) || (flags & RATE_WEIGHT_BASED))
+        return 0;
+    if (flags & RATE_MIN_MAX)
+        rate >>= 16; /* MaxRate, the upper half of the word (MinRate the lower) */
+    else if (!(flags & RATE_HARD_CAP))
+        return 0; /* a soft rate: the job may run on past it while cores are idle */
+    return cores((uint64_t)rate * processors, RATE_CYCLES);
+}
+
 #ifdef _WIN32
+#include "win32.h"
+
 int pleat_cpu_quota_cores(const char *root)
 {
-    (void)root; /* no cgroups; a job object's CPU rate is not read */
-    return 0;
+    (void)root; /* no cgroups */
+    /* NULL: the process's own job, the innermost where jobs nest (a rate
+     * set on a job above it binds too, but cannot be asked for) */
+    JOBOBJECT_CPU_RATE_CONTROL_INFORMATION info;
+    if (!QueryInformationJobObject(NULL, JobObjectCpuRateControlInformation, &info, sizeof info,
+                                   NULL))
+        return 0; /* in no job, or before Windows 8 */
+    return pleat_cpu_rate_cores(info.ControlFlags, info.CpuRate,
+                                GetActiveProcessorCount(ALL_PROCESSOR_GROUPS));
 }
 #else
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -234,15 +272,6 @@ static int parse_u64(const char **s, uint64_t *v)
     *s = p;
     *v = x;
     return 0;
-}
-
-/* quota / period in cores, rounded up and capped at INT_MAX; 0 for none. */
-static int cores(uint64_t quota, uint64_t period)
-{
-    if (!quota || !period)
-        return 0;
-    uint64_t c = quota / period + (quota % period != 0);
-    return c > INT_MAX ? INT_MAX : (int)c;
 }
 
 /* The limit set on one cgroup folder, in cores; 0 for none. v2: cpu.max

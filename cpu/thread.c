@@ -8,14 +8,7 @@
 #include <limits.h>
 
 #ifdef _WIN32
-/* Windows 7's API and newer (slim reader/writer locks, condition variables,
- * processor groups): older MinGW-w64 releases default to XP's */
-#if !defined(_WIN32_WINNT) || _WIN32_WINNT < 0x0601
-#undef _WIN32_WINNT
-#define _WIN32_WINNT 0x0601
-#endif
-#define WIN32_LEAN_AND_MEAN
-#include <windows.h>
+#include "win32.h"
 #include <process.h>
 
 _Static_assert(sizeof(SRWLOCK) == sizeof(pleat_mutex), "pleat_mutex holds an SRWLOCK");

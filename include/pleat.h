@@ -183,7 +183,9 @@ typedef struct pleat_context_desc {
                                 docker --cpus and Kubernetes CPU limits set
                                 it: the tightest of its cgroup and those above
                                 it that its cgroup mount shows, so not those
-                                above a cgroup namespace's root), rounded up
+                                above a cgroup namespace's root), or on Windows
+                                its job object's hard CPU rate cap (the
+                                process's own job's, where jobs nest), rounded up
                                 to whole cores, where that is fewer; read
                                 when the context is created. The calling thread counts as one.
                                 With no more threads than such cores,

@@ -303,3 +303,29 @@ Test(cores, usable_cores_are_the_affinity_within_the_quota)
     cr_expect_eq(pleat_usable_cores(), quota && quota < affinity ? quota : affinity,
                  "affinity %d, quota %d", affinity, quota);
 }
+
+/* A Windows job's CPU rate (pleat_cpu_rate_cores, which the Windows build
+ * asks the system for): cycles per 10,000 of all the processors', rounded
+ * up to whole cores; only a hard cap counts. Flags as winnt.h has them. */
+enum { ENABLE = 0x1, WEIGHT_BASED = 0x2, HARD_CAP = 0x4, NOTIFY = 0x8, MIN_MAX = 0x10 };
+
+Test(cores, a_windows_job_hard_cap_counts_its_share_of_the_processors)
+{
+    cr_expect_eq(pleat_cpu_rate_cores(ENABLE | HARD_CAP, 5000, 8), 4, "half of 8");
+    cr_expect_eq(pleat_cpu_rate_cores(ENABLE | HARD_CAP, 1250, 8), 1, "one of 8 exactly");
+    cr_expect_eq(pleat_cpu_rate_cores(ENABLE | HARD_CAP, 1251, 8), 2, "a little more, rounded up");
+    cr_expect_eq(pleat_cpu_rate_cores(ENABLE | HARD_CAP, 1, 4), 1, "a sliver is one thread");
+    cr_expect_eq(pleat_cpu_rate_cores(ENABLE | HARD_CAP | NOTIFY, 10000, 64), 64, "all of them");
+    cr_expect_eq(pleat_cpu_rate_cores(ENABLE | HARD_CAP, 312, 64), 2, "docker --cpus 2 of 64");
+    /* MinRate 1000 in the lower half of the word, MaxRate 2500 in the upper */
+    cr_expect_eq(pleat_cpu_rate_cores(ENABLE | MIN_MAX, 2500u << 16 | 1000u, 16), 4);
+}
+
+Test(cores, a_windows_job_without_a_hard_cap_sets_no_limit)
+{
+    cr_expect_eq(pleat_cpu_rate_cores(0, 0, 8), 0, "no job, or no rate control");
+    cr_expect_eq(pleat_cpu_rate_cores(HARD_CAP, 5000, 8), 0, "not enabled");
+    cr_expect_eq(pleat_cpu_rate_cores(ENABLE, 5000, 8), 0, "a soft rate");
+    cr_expect_eq(pleat_cpu_rate_cores(ENABLE | WEIGHT_BASED, 5, 8), 0, "a weight");
+    cr_expect_eq(pleat_cpu_rate_cores(ENABLE | HARD_CAP, 5000, 0), 0, "no processor count");
+}
