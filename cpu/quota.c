@@ -55,8 +55,10 @@ int pleat_cpu_rate_cores(uint32_t flags, uint32_t rate, uint32_t processors)
 int pleat_cpu_quota_cores(const char *root)
 {
     (void)root; /* no cgroups */
-    /* NULL: the process's own job, the innermost where jobs nest (a rate
-     * set on a job above it binds too, but cannot be asked for) */
+    /* NULL: the process's own job, the innermost where jobs nest. Its rate
+     * is a share of the whole system's only when no job above it has one:
+     * else it is a share of that job's, which cannot be asked for, so
+     * nested rates count too many cores (never too few) */
     JOBOBJECT_CPU_RATE_CONTROL_INFORMATION info;
     if (!QueryInformationJobObject(NULL, JobObjectCpuRateControlInformation, &info, sizeof info,
                                    NULL))

@@ -185,7 +185,9 @@ typedef struct pleat_context_desc {
                                 it that its cgroup mount shows, so not those
                                 above a cgroup namespace's root), or on Windows
                                 its job object's hard CPU rate cap (the
-                                process's own job's, where jobs nest), rounded up
+                                process's own job's, taken as a share of all
+                                processors: where jobs nest, a share of an
+                                outer job's rate, so more cores), rounded up
                                 to whole cores, where that is fewer; read
                                 when the context is created. The calling thread counts as one.
                                 With no more threads than such cores,

@@ -26,9 +26,11 @@ static int usage(const char *argv0)
     return 2;
 }
 
-/* The arrays of a run: the sheet as made, a copy each call works on, its rest
- * pose, and each call's time in ms. */
+/* The arrays of a run: the sheet as made (n particles, `bytes` long), a copy
+ * each call works on, its rest pose, and each call's time in ms. */
 typedef struct fold_arrays {
+    uint32_t n;
+    size_t bytes;
     float *start, *work, *rest;
     double *ms;
 } fold_arrays;
@@ -37,8 +39,6 @@ typedef struct fold_arrays {
  * the median; 1 when a call fails. */
 static int time_calls(pleat_context *ctx, long res, long layers, long repeats, fold_arrays a)
 {
-    uint32_t n = (uint32_t)(res * res);
-    size_t bytes = (size_t)n * 4 * sizeof(float);
     pleat_scene_folded_sheet((uint32_t)res, (uint32_t)layers, 1.0f, 0.6f, a.start, a.rest);
     pleat_params params = pleat_default_params();
     params.distance = 0.9f;
@@ -46,9 +46,9 @@ static int time_calls(pleat_context *ctx, long res, long layers, long repeats, f
 
     pleat_stats stats = {0, 0};
     for (long r = 0; r < repeats; ++r) {
-        memcpy(a.work, a.start, bytes);
+        memcpy(a.work, a.start, a.bytes);
         double t0 = portable_now_ms();
-        pleat_status s = pleat_self_collide(ctx, a.work, n, &params, &stats);
+        pleat_status s = pleat_self_collide(ctx, a.work, a.n, &params, &stats);
         a.ms[r] = portable_now_ms() - t0;
         if (s != PLEAT_OK) {
             fprintf(stderr, "pleat: %s\n", pleat_status_string(s));
@@ -63,7 +63,7 @@ static int time_calls(pleat_context *ctx, long res, long layers, long repeats, f
     printf("pairs found:  %llu (%llu candidate tests)\n", (unsigned long long)stats.pairs,
            (unsigned long long)stats.tests);
     printf("time:         %.3f ms per call (median of %ld), %.1f ns per particle\n", median,
-           repeats, median * 1e6 / n);
+           repeats, median * 1e6 / a.n);
     return 0;
 }
 
@@ -109,7 +109,8 @@ int main(int argc, char **argv)
     if (failed)
         fprintf(stderr, "out of memory\n");
     else
-        failed = time_calls(ctx, res, layers, repeats, (fold_arrays){start, work, rest, ms});
+        failed = time_calls(ctx, res, layers, repeats,
+                            (fold_arrays){n, bytes, start, work, rest, ms});
     free(ms);
     free(rest);
     free(work);
