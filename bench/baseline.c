@@ -111,20 +111,11 @@ uint64_t bench_pair_term(uint32_t i, uint32_t j)
     return x ^ (x >> 31);
 }
 
-int bench_baseline_run(bench_baseline *b, float *particles, uint32_t count, const float *rest,
-                       float distance, float stiffness, bench_baseline_stats *stats,
-                       uint64_t *digest)
+/* The grid around the n particles: cells a hair wider than the distance,
+ * so a pair within the distance is always in the same or a neighbouring
+ * cell despite rounding; dense where the box holds few enough cells. */
+static grid grid_around(const float *particles, size_t n, float distance)
 {
-    stats->pairs = stats->tests = stats->cells = 0;
-    if (digest)
-        *digest = 0;
-    stats->hashed = 0;
-    if (count < 2 || distance == 0.0f)
-        return 0;
-    size_t n = count;
-
-    /* Grid: cells a hair wider than the distance, so a pair within the
-     * distance is always in the same or a neighbouring cell despite rounding. */
     grid g;
     double hi[3];
     for (int a = 0; a < 3; ++a)
@@ -152,28 +143,31 @@ int bench_baseline_run(bench_baseline *b, float *particles, uint32_t count, cons
     g.mul[0] = 1;
     g.mul[1] = (uint64_t)g.dims[0] % g.buckets;
     g.mul[2] = g.mul[1] * ((uint64_t)g.dims[1] % g.buckets) % g.buckets;
-    size_t buckets = (size_t)g.buckets;
-    if (reserve(b, n, buckets))
-        return -1;
-    stats->cells = buckets;
-    stats->hashed = g.hashed;
+    return g;
+}
 
-    /* Bucket offsets of the 27 neighbour cells, modulo the bucket count. */
-    uint64_t offset[27];
+/* Bucket offsets of the 27 neighbour cells, modulo the bucket count. */
+static void neighbour_offsets(const grid *g, uint64_t offset[27])
+{
     for (int k = 0; k < 27; ++k) {
         int64_t d[3] = {k % 3 - 1, k / 3 % 3 - 1, k / 9 - 1};
         uint64_t o = 0;
         for (int a = 0; a < 3; ++a)
-            o += d[a] < 0 ? g.buckets - g.mul[a] : d[a] > 0 ? g.mul[a] : 0;
-        offset[k] = o % g.buckets;
+            o += d[a] < 0 ? g->buckets - g->mul[a] : d[a] > 0 ? g->mul[a] : 0;
+        offset[k] = o % g->buckets;
     }
+}
 
-    /* Count sort of the particles into their buckets. */
+/* Count sort of the particles into their buckets: b->pos and b->order by
+ * slot, b->start per bucket; b->delta zeroed. */
+static void bin_particles(bench_baseline *b, const grid *g, const float *particles, size_t n)
+{
+    size_t buckets = (size_t)g->buckets;
     memset(b->start, 0, (buckets + 1) * sizeof(uint32_t));
     for (size_t i = 0; i < n; ++i) {
         int64_t c[3];
-        cell_of(&g, particles + 4 * i, c);
-        b->bucket[i] = (uint32_t)bucket_of(&g, c);
+        cell_of(g, particles + 4 * i, c);
+        b->bucket[i] = (uint32_t)bucket_of(g, c);
         b->start[b->bucket[i] + 1]++;
     }
     for (size_t k = 0; k < buckets; ++k)
@@ -184,66 +178,105 @@ int bench_baseline_run(bench_baseline *b, float *particles, uint32_t count, cons
         b->order[s] = (uint32_t)i;
         memcpy(b->pos + 4 * (size_t)s, particles + 4 * i, 4 * sizeof(float));
     }
-    if (g.hashed) /* cursor becomes the per-bucket visit stamp */
+    if (g->hashed) /* cursor becomes the per-bucket visit stamp */
         memset(b->cursor, 0xff, buckets * sizeof(uint32_t));
     memset(b->delta, 0, n * 3 * sizeof(float));
+}
 
-    /* Each particle tests the particles after it (in slot order) in the 27
-     * cells around its own, so each pair is met once. */
-    const float d2max = distance * distance;
-    uint64_t pairs = 0, tests = 0;
-    for (uint64_t home = 0; home < g.buckets; ++home) {
-        for (size_t s = b->start[home]; s < b->start[home + 1]; ++s) {
-            const float *pi = b->pos + 4 * s;
-            int64_t c[3];
-            cell_of(&g, pi, c);
-            for (int k = 0; k < 27; ++k) {
-                int64_t nc[3] = {c[0] + k % 3 - 1, c[1] + k / 3 % 3 - 1, c[2] + k / 9 - 1};
-                if (nc[0] < 0 || nc[1] < 0 || nc[2] < 0 || nc[0] >= g.dims[0] ||
-                    nc[1] >= g.dims[1] || nc[2] >= g.dims[2])
-                    continue;
-                uint64_t bk = home + offset[k];
-                bk = bk >= g.buckets ? bk - g.buckets : bk;
-                if (g.hashed) { /* two cells may share a bucket: visit it once */
-                    if (b->cursor[bk] == (uint32_t)s)
-                        continue;
-                    b->cursor[bk] = (uint32_t)s;
-                }
-                size_t t = b->start[bk], end = b->start[bk + 1];
-                if (t <= s)
-                    t = s + 1;
-                for (; t < end; ++t) {
-                    const float *pj = b->pos + 4 * t;
-                    float ex = pj[0] - pi[0], ey = pj[1] - pi[1], ez = pj[2] - pi[2];
-                    float d2 = ex * ex + ey * ey + ez * ez;
-                    ++tests;
-                    if (!(d2 <= d2max))
-                        continue;
-                    if (rest) {
-                        const float *ri = rest + 4 * (size_t)b->order[s];
-                        const float *rj = rest + 4 * (size_t)b->order[t];
-                        float rx = rj[0] - ri[0], ry = rj[1] - ri[1], rz = rj[2] - ri[2];
-                        if (rx * rx + ry * ry + rz * rz < d2max)
-                            continue;
-                    }
-                    ++pairs;
-                    if (digest)
-                        *digest += bench_pair_term(b->order[s], b->order[t]);
-                    float len = sqrtf(d2);
-                    if (!(len > 0.0f))
-                        continue; /* coincident: no direction, not moved */
-                    /* pleat.h: delta = s / (w_i + w_j + eps) * (L - d) * diff / L */
-                    float wi = pi[3], wj = pj[3];
-                    float f = stiffness / (wi + wj + FLT_EPSILON) * (len - distance) / len;
-                    float e[3] = {ex * f, ey * f, ez * f};
-                    for (int a = 0; a < 3; ++a) {
-                        b->delta[3 * s + a] += wi * e[a];
-                        b->delta[3 * t + a] -= wj * e[a];
-                    }
-                }
-            }
+/* A sweep's settings and what it adds up. */
+typedef struct sweep {
+    const float *rest;
+    float distance, stiffness;
+    uint64_t pairs, tests;
+    uint64_t *digest; /* NULL: not asked for */
+} sweep;
+
+/* Tests slot s against the slots [t, end) after it in one bucket, and sums
+ * each colliding pair's corrections into b->delta. */
+static void test_slots(bench_baseline *b, sweep *w, size_t s, size_t t, size_t end)
+{
+    const float *pi = b->pos + 4 * s;
+    const float d2max = w->distance * w->distance;
+    for (; t < end; ++t) {
+        const float *pj = b->pos + 4 * t;
+        float ex = pj[0] - pi[0], ey = pj[1] - pi[1], ez = pj[2] - pi[2];
+        float d2 = ex * ex + ey * ey + ez * ez;
+        ++w->tests;
+        if (!(d2 <= d2max))
+            continue;
+        if (w->rest) {
+            const float *ri = w->rest + 4 * (size_t)b->order[s];
+            const float *rj = w->rest + 4 * (size_t)b->order[t];
+            float rx = rj[0] - ri[0], ry = rj[1] - ri[1], rz = rj[2] - ri[2];
+            if (rx * rx + ry * ry + rz * rz < d2max)
+                continue;
+        }
+        ++w->pairs;
+        if (w->digest)
+            *w->digest += bench_pair_term(b->order[s], b->order[t]);
+        float len = sqrtf(d2);
+        if (!(len > 0.0f))
+            continue; /* coincident: no direction, not moved */
+        /* pleat.h: delta = s / (w_i + w_j + eps) * (L - d) * diff / L */
+        float wi = pi[3], wj = pj[3];
+        float f = w->stiffness / (wi + wj + FLT_EPSILON) * (len - w->distance) / len;
+        float e[3] = {ex * f, ey * f, ez * f};
+        for (int a = 0; a < 3; ++a) {
+            b->delta[3 * s + a] += wi * e[a];
+            b->delta[3 * t + a] -= wj * e[a];
         }
     }
+}
+
+/* Tests the particle in slot s of bucket home against the particles after
+ * it (in slot order) in the 27 cells around its own, so each pair is met
+ * once. */
+static void test_neighbours(bench_baseline *b, const grid *g, const uint64_t offset[27],
+                            uint64_t home, size_t s, sweep *w)
+{
+    int64_t c[3];
+    cell_of(g, b->pos + 4 * s, c);
+    for (int k = 0; k < 27; ++k) {
+        int64_t nc[3] = {c[0] + k % 3 - 1, c[1] + k / 3 % 3 - 1, c[2] + k / 9 - 1};
+        if (nc[0] < 0 || nc[1] < 0 || nc[2] < 0 || nc[0] >= g->dims[0] || nc[1] >= g->dims[1] ||
+            nc[2] >= g->dims[2])
+            continue;
+        uint64_t bk = home + offset[k];
+        bk = bk >= g->buckets ? bk - g->buckets : bk;
+        if (g->hashed) { /* two cells may share a bucket: visit it once */
+            if (b->cursor[bk] == (uint32_t)s)
+                continue;
+            b->cursor[bk] = (uint32_t)s;
+        }
+        size_t t = b->start[bk], end = b->start[bk + 1];
+        test_slots(b, w, s, t <= s ? s + 1 : t, end);
+    }
+}
+
+int bench_baseline_run(bench_baseline *b, float *particles, uint32_t count, const float *rest,
+                       float distance, float stiffness, bench_baseline_stats *stats,
+                       uint64_t *digest)
+{
+    stats->pairs = stats->tests = stats->cells = 0;
+    if (digest)
+        *digest = 0;
+    stats->hashed = 0;
+    if (count < 2 || distance == 0.0f)
+        return 0;
+    size_t n = count;
+    grid g = grid_around(particles, n, distance);
+    if (reserve(b, n, (size_t)g.buckets))
+        return -1;
+    stats->cells = g.buckets;
+    stats->hashed = g.hashed;
+    uint64_t offset[27];
+    neighbour_offsets(&g, offset);
+    bin_particles(b, &g, particles, n);
+
+    sweep w = {rest, distance, stiffness, 0, 0, digest};
+    for (uint64_t home = 0; home < g.buckets; ++home)
+        for (size_t s = b->start[home]; s < b->start[home + 1]; ++s)
+            test_neighbours(b, &g, offset, home, s, &w);
 
     /* Jacobi: every correction was computed from the start positions. */
     for (size_t s = 0; s < n; ++s) {
@@ -251,7 +284,7 @@ int bench_baseline_run(bench_baseline *b, float *particles, uint32_t count, cons
         for (int a = 0; a < 3; ++a)
             p[a] += b->delta[3 * s + a];
     }
-    stats->pairs = pairs;
-    stats->tests = tests;
+    stats->pairs = w.pairs;
+    stats->tests = w.tests;
     return 0;
 }

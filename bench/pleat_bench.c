@@ -130,7 +130,8 @@ static void usage(FILE *out)
 "                   (default 1k,16k,64k,256k,1m,4m); sheets use the nearest\n"
 "                   square, the table shows the count used\n"
 "  --threads LIST   CPU worker threads, 0 = the library default (one per core\n"
-"                   this process may run on, within its cgroup's CPU quota)\n"
+"                   this process may run on, within its CPU quota: a cgroup's,\n"
+"                   or a Windows job's rate)\n"
 "                   (default 1,2)\n"
 "  --isa LIST       CPU kernels: scalar,sse2,avx2,avx512,neon or auto (the library's\n"
 "                   own choice), set through PLEAT_CPU_ISA before each context is\n"
@@ -401,8 +402,8 @@ static int online_cores(void)
 
 /* The thread count a CPU context chose, from its description
  * ("cpu avx2, 2 threads"): with --threads 0 the library picks it (from the
- * CPU affinity and the cgroup's CPU quota, which may be fewer than the
- * online cores). */
+ * CPU affinity and the CPU quota, which may be fewer than the online
+ * cores). */
 static int described_threads(const char *describe)
 {
     const char *comma = strrchr(describe, ',');
