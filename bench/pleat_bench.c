@@ -923,6 +923,118 @@ static int run_pleat(const variant *v, int threads, int profile, int list, const
 
 /* ------------------------------------------------------------------ main */
 
+/* What a scene and size takes, once made: its arrays and timings. */
+typedef struct scene_run {
+    scene sc;
+    int repeats;
+    float *work;
+    double *times;
+} scene_run;
+
+/* Times the baseline and every variant and thread count on r's scene
+ * o->rounds times, the rows taking turns: proto gets the fastest baseline
+ * round, best[k] each row's fastest round (with round 0's listed pairs).
+ * The number of rows, or -1 when a run fails. */
+static int time_rounds(const options *o, const variant *vars, int num_vars, bench_baseline *base,
+                       scene_run *r, bench_row *proto, bench_row *best)
+{
+    int num_rows = 0;
+    for (int round = 0; round < o->rounds; ++round) {
+        bench_row b = *proto;
+        int list = o->baseline && round == 0; /* the pairs are listed once */
+        if (o->baseline && run_baseline(base, &r->sc, r->work, r->repeats, r->times, list, &b)) {
+            fprintf(stderr, "pleat-bench: out of memory for %s n=%u\n", r->sc.name,
+                    (unsigned)r->sc.n);
+            return -1;
+        }
+        b.baseline_digest = list ? b.baseline_digest : proto->baseline_digest;
+        if (round == 0 || b.baseline_ms < proto->baseline_ms)
+            *proto = b;
+        num_rows = 0;
+        for (int vi = 0; vi < num_vars; ++vi) {
+            int nt = vars[vi].on_cpu ? o->num_threads : 1;
+            for (int ti = 0; ti < nt; ++ti, ++num_rows) {
+                bench_row row = b;
+                if (run_pleat(&vars[vi], o->threads[ti], o->profile, list, &r->sc, r->work,
+                              r->repeats, r->times, &row))
+                    return -1;
+                if (!list) { /* round 0's pairs stay with the row */
+                    row.listed = best[num_rows].listed;
+                    row.digest = best[num_rows].digest;
+                }
+                if (round == 0 || row.ms < best[num_rows].ms)
+                    best[num_rows] = row;
+            }
+        }
+    }
+    return num_rows;
+}
+
+/* Reports the rows, each with the fastest baseline round, and checks their
+ * pairs against the baseline's; the number of rows whose pairs differ. */
+static int report_rows(FILE *out, const options *o, const scene *sc, const bench_row *best,
+                       int num_rows, const bench_row *proto)
+{
+    int mismatches = 0;
+    for (int k = 0; k < num_rows; ++k) {
+        bench_row row = best[k];
+        keep_baseline(&row, proto);
+        row.pairs_match = !row.has_baseline ||
+                          (row.pairs == row.baseline_pairs && row.listed == row.baseline_pairs &&
+                           row.digest == row.baseline_digest);
+        if (!row.pairs_match) {
+            ++mismatches;
+            fprintf(stderr,
+                    "\n!!! pleat-bench WARNING: PAIR MISMATCH on %s n=%u, %s: pleat "
+                    "found %llu pairs (%llu listed), the baseline %llu%s !!!\n\n",
+                    sc->name, (unsigned)sc->n, row.describe, (unsigned long long)row.pairs,
+                    (unsigned long long)row.listed, (unsigned long long)row.baseline_pairs,
+                    row.pairs == row.baseline_pairs && row.listed == row.pairs
+                        ? ", the same count but other pairs"
+                        : "");
+        }
+        bench_report_row(out, o->json, &row);
+    }
+    return mismatches;
+}
+
+/* Makes the scene o->scenes[si] at o->sizes[zi], times it and reports its
+ * rows (counted into *rows, those whose pairs differ into *mismatches); 1
+ * when it fails. */
+static int bench_scene(FILE *out, const options *o, const variant *vars, int num_vars,
+                       bench_baseline *base, int si, int zi, int *rows, int *mismatches)
+{
+    static bench_row best[4 * MAX_LIST * MAX_LIST]; /* per variant and thread count */
+    scene_run r = {.repeats = 0, .work = NULL, .times = NULL};
+    if (scene_make(o->scenes[si], o->sizes[zi], o->seed, &r.sc) == 0) {
+        r.sc.max_tests = (uint64_t)o->tests_per_particle * r.sc.n;
+        r.repeats = o->repeats ? o->repeats : default_repeats(r.sc.n, o->quick);
+        r.work = malloc(scene_bytes(&r.sc));
+        r.times = malloc((size_t)r.repeats * 5 * sizeof *r.times);
+    }
+    int num_rows = -1;
+    bench_row proto;
+    memset(&proto, 0, sizeof proto);
+    if (!r.work || !r.times) {
+        fprintf(stderr, "pleat-bench: out of memory for %s n=%u\n", scene_names[o->scenes[si]],
+                (unsigned)o->sizes[zi]);
+    } else {
+        proto.scene = r.sc.name;
+        proto.n = r.sc.n;
+        proto.distance = r.sc.distance;
+        proto.rest = r.sc.rest != NULL;
+        num_rows = time_rounds(o, vars, num_vars, base, &r, &proto, best);
+    }
+    if (num_rows >= 0) {
+        *mismatches += report_rows(out, o, &r.sc, best, num_rows, &proto);
+        *rows += num_rows;
+    }
+    free(r.times);
+    free(r.work);
+    scene_free(&r.sc);
+    return num_rows < 0;
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -952,84 +1064,10 @@ int main(int argc, char **argv)
     }
 
     bench_baseline *base = o.baseline ? bench_baseline_create() : NULL;
-    static bench_row best[4 * MAX_LIST * MAX_LIST]; /* per variant and thread count */
     int rows = 0, mismatches = 0, failed = o.baseline && !base;
-    for (int si = 0; si < o.num_scenes && !failed; ++si) {
-        for (int zi = 0; zi < o.num_sizes && !failed; ++zi) {
-            scene sc;
-            int repeats = 0;
-            float *work = NULL;
-            double *times = NULL;
-            if (scene_make(o.scenes[si], o.sizes[zi], o.seed, &sc) == 0) {
-                sc.max_tests = (uint64_t)o.tests_per_particle * sc.n;
-                repeats = o.repeats ? o.repeats : default_repeats(sc.n, o.quick);
-                work = malloc(scene_bytes(&sc));
-                times = malloc((size_t)repeats * 5 * sizeof *times);
-            }
-            bench_row proto;
-            memset(&proto, 0, sizeof proto);
-            proto.scene = sc.name;
-            proto.n = sc.n;
-            proto.distance = sc.distance;
-            proto.rest = sc.rest != NULL;
-            int num_rows = 0;
-            for (int round = 0; round < o.rounds && !failed; ++round) {
-                bench_row b = proto;
-                int list = o.baseline && round == 0; /* the pairs are listed once */
-                if (!work || !times ||
-                    (o.baseline && run_baseline(base, &sc, work, repeats, times, list, &b))) {
-                    fprintf(stderr, "pleat-bench: out of memory for %s n=%u\n",
-                            scene_names[o.scenes[si]], (unsigned)o.sizes[zi]);
-                    failed = 1;
-                    break;
-                }
-                b.baseline_digest = list ? b.baseline_digest : proto.baseline_digest;
-                if (round == 0 || b.baseline_ms < proto.baseline_ms)
-                    proto = b;
-                num_rows = 0;
-                for (int vi = 0; vi < num_vars && !failed; ++vi) {
-                    int nt = vars[vi].on_cpu ? o.num_threads : 1;
-                    for (int ti = 0; ti < nt && !failed; ++ti, ++num_rows) {
-                        bench_row row = b;
-                        if (run_pleat(&vars[vi], o.threads[ti], o.profile, list, &sc, work,
-                                      repeats, times, &row)) {
-                            failed = 1;
-                            continue;
-                        }
-                        if (!list) { /* round 0's pairs stay with the row */
-                            row.listed = best[num_rows].listed;
-                            row.digest = best[num_rows].digest;
-                        }
-                        if (round == 0 || row.ms < best[num_rows].ms)
-                            best[num_rows] = row;
-                    }
-                }
-            }
-            for (int k = 0; k < num_rows && !failed; ++k) {
-                bench_row row = best[k];
-                keep_baseline(&row, &proto); /* the fastest baseline round */
-                row.pairs_match = !row.has_baseline || (row.pairs == row.baseline_pairs &&
-                                                        row.listed == row.baseline_pairs &&
-                                                        row.digest == row.baseline_digest);
-                if (!row.pairs_match) {
-                    ++mismatches;
-                    fprintf(stderr,
-                            "\n!!! pleat-bench WARNING: PAIR MISMATCH on %s n=%u, %s: pleat "
-                            "found %llu pairs (%llu listed), the baseline %llu%s !!!\n\n",
-                            sc.name, (unsigned)sc.n, row.describe, (unsigned long long)row.pairs,
-                            (unsigned long long)row.listed, (unsigned long long)row.baseline_pairs,
-                            row.pairs == row.baseline_pairs && row.listed == row.pairs
-                                ? ", the same count but other pairs"
-                                : "");
-                }
-                bench_report_row(out, o.json, &row);
-                ++rows;
-            }
-            free(times);
-            free(work);
-            scene_free(&sc);
-        }
-    }
+    for (int si = 0; si < o.num_scenes && !failed; ++si)
+        for (int zi = 0; zi < o.num_sizes && !failed; ++zi)
+            failed = bench_scene(out, &o, vars, num_vars, base, si, zi, &rows, &mismatches);
     bench_baseline_destroy(base);
     bench_report_end(out, o.json, rows, mismatches);
     if (failed)
