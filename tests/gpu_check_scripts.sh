@@ -6,11 +6,14 @@
 # checks the plumbing: which steps run, what the summary says, the exit
 # status. Times are never checked.
 #
-#   tests/gpu_check_scripts.sh PLEAT-BENCH (any build: only its CPU rows run)
+#   tests/gpu_check_scripts.sh PLEAT-BENCH [FOLDER]
+# PLEAT-BENCH: any build (only its CPU rows run); FOLDER: where the
+# stand-ins are written and run (default $TMPDIR or /tmp, which may be
+# mounted noexec: the test passes its build folder)
 set -euo pipefail
 bench=$(realpath "$1")
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
+work=$(mktemp -d "${2:-${TMPDIR:-/tmp}}/gpu-check-scripts.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 failures=0
 expect() { # what, pattern, file

@@ -722,7 +722,7 @@ static void crumple(float *particles, uint32_t count, float distance, int shape)
  * stopped). With a limit of 1000 the call stops after a few thousand
  * tests, and the scratch that a call on the same particles laid out on a
  * line sized is enough. */
-Test(alloc, a_call_stopped_by_its_limit_grows_no_scratch, .timeout = 60)
+Test(alloc, a_call_stopped_by_its_limit_grows_no_scratch, .timeout = 60 * PLEAT_TEST_TIME_SCALE)
 {
     enum { COUNT = 1000000 };
     const float distance = 0.01f;

@@ -591,7 +591,7 @@ Test(errors, test_limit_boundary)
  * here: without the early stop, minutes of sweep on any machine, past this
  * test's time limit; with it, a fraction of a second). Then a call under
  * the limit on the same context. */
-Test(errors, test_limit_stops_a_collapsed_mesh, .timeout = 60)
+Test(errors, test_limit_stops_a_collapsed_mesh, .timeout = 60 * PLEAT_TEST_TIME_SCALE)
 {
     enum { COUNT = 1000000 };
     float *particles = calloc(4 * (size_t)COUNT, sizeof(float));

@@ -18,6 +18,9 @@ include(${CMAKE_CURRENT_LIST_DIR}/cross.cmake)
 # for the root folder).
 set(ENV{WINEPREFIX} ${WORK_DIR}/wine)
 set(ENV{WINEDEBUG} -all)
+# and with no Mono or Gecko: where a display is set, wineboot would wait on
+# a dialog offering to install them
+set(ENV{WINEDLLOVERRIDES} "mscoree,mshtml=")
 set(runtime_dirs)
 foreach(dll libwinpthread-1.dll libstdc++-6.dll libgcc_s_seh-1.dll)
   execute_process(COMMAND ${PLEAT_MINGW_GXX} -print-file-name=${dll}
