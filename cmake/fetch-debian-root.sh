@@ -32,7 +32,12 @@ mapfile -t pkgs < <(apt-cache depends --recurse --no-recommends --no-suggests --
   echo "apt knows no libcriterion3:$arch: $arch not added, or no apt-get update since" >&2
   exit 1
 }
-apt-get download -qq "${pkgs[@]}"
+# tried again after a pause: a dropped download would cost CI the suites
+for try in 1 2 3; do
+  apt-get download -qq "${pkgs[@]}" && break
+  ((try < 3)) || exit 1
+  sleep 30
+done
 for deb in *.deb; do dpkg -x "$deb" "$work"; done
 test -e "$work/usr/lib/$triplet/libcriterion.so.3"
 rm -rf "$work/.debs" "$dir"
