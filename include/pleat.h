@@ -475,7 +475,10 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * sizes nothing.) While stream is being captured a call that would need more
  * scratch than that returns INVALID_ARGUMENT, and so does one with stats
  * set: reading them needs a sync. Either queues nothing and leaves the
- * capture intact.
+ * capture intact. Uncaptured, a call that grows the scratch first waits for
+ * the context's last call to finish, and the runtime's frees of the old
+ * blocks (cudaFree) may wait for all of the device's work, the
+ * application's streams included.
  *
  * The pointer and params checks of pleat_self_collide() are made here and
  * returned at once, num_indices > count (BAD_INDEX) included. The data
