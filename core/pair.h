@@ -10,13 +10,13 @@
  * tiny L next to a huge distance cannot overflow into Inf * 0 = NaN, and
  * from factors that each stay in range (details at pleat_pair_correction).
  *
- * Fixed point: corrections are summed per particle in int64 units of
- * quantum = 2^(e - 30), where distance lies in [2^(e-1), 2^e): e >= -62, as
- * the distance's square is a normal float (core/collide.c), so 1 / quantum
- * is a float. One correction is at most the distance, below
- * 2^30 quanta (a few hundred more after rounding), and converts through
- * int32, in range with room to spare: SIMD units have that conversion, not
- * the one to int64, and out of range it would differ by target.
+ * Fixed point: corrections are summed per particle in int64 units of quantum
+ * = 2^(e - 30), where distance lies in [2^(e-1), 2^e): e >= -62, as the
+ * distance's square is a normal float (core/collide.c), so 1 / quantum is a
+ * float. One correction is at most the distance, below 2^30 quanta (a few
+ * hundred more after rounding), and converts through int32, in range with
+ * room to spare: SIMD units have that conversion, not the one to int64, and
+ * out of range it would differ by target.
  */
 #ifndef PLEAT_CORE_PAIR_H
 #define PLEAT_CORE_PAIR_H

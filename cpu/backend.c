@@ -20,8 +20,8 @@ typedef struct pleat_cpu {
      * order, the other the z sums), pos (16), acc_xy (16, only when
      * correcting); rest (16) only with rest positions from
      * PLEAT_SORTED_REST_FROM particles on, below which they are read from the
-     * caller's array. Plus a bit per particle for index
-     * checks and the pair lists of find_pairs. */
+     * caller's array. Plus a bit per particle for index checks and the pair
+     * lists of find_pairs. */
     pleat_buffer seen, chunks, radix, sort_a, sort_b, pos, rest, acc_xy, list_a, list_b;
     pleat_part part[PLEAT_MAX_CPU_THREADS]; /* the sweep's queues, kept between calls */
     int column_order; /* the sort's guess (cpu/order.c), 1 at first */

@@ -7,8 +7,9 @@
  * column (one hash0, hash1 cell pair) then come with their sweep cells in
  * order. A stable sort by the column bits alone (at most 16 of the key's up
  * to 32: one or two radix passes where the whole key takes up to three, or
- * four below cpu/sort.c's NARROW_BELOW) then gives key order. The gather checks whether it
- * did; when it did not, the keys are made again and sorted in full.
+ * four below cpu/sort.c's NARROW_BELOW) then gives key order. The gather
+ * checks whether it did; when it did not, the keys are made again and
+ * sorted in full.
  *
  * Which sort a call tries is what the context's last call found, so a
  * cloud in random order pays for a wasted column pass once, not every call.

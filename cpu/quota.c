@@ -1,7 +1,7 @@
 /*
- * The CPU quota (quota.h): on Linux the cgroup's. Two files say where the limits are:
- * /proc/self/cgroup gives the process's cgroup in each hierarchy ("0::/a/b"
- * in v2, "4:cpu,cpuacct:/a/b" for v1's cpu controller), and
+ * The CPU quota (quota.h): on Linux the cgroup's. Two files say where the
+ * limits are: /proc/self/cgroup gives the process's cgroup in each hierarchy
+ * ("0::/a/b" in v2, "4:cpu,cpuacct:/a/b" for v1's cpu controller), and
  * /proc/self/mountinfo where each hierarchy is mounted and which of its
  * cgroups the mount shows at its top (its root field: "/" inside a cgroup
  * namespace, the container's own cgroup in a v1 container without one). The

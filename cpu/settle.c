@@ -4,14 +4,14 @@
  * (linear probing, at most 3/4 full), so the memory is bounded by the
  * particles, not the pairs. After the sweep, each part adds its own queue
  * and table, with atomic adds, since two parts may owe one particle. The
- * work is the entries, shared as they were queued: with many threads a
- * fifth or more of the pairs cross (each part is then shorter than the
- * stretch of key order between a column and its +1 hash1 neighbour, a
- * whole row of hash0 columns), and having part r scan every earlier queue
- * for its own entries cost O(parts x entries): 97M scans for 3M entries
- * with 64 threads on a 4M cloud. Queues and tables
- * are scratch like the rest (pleat_malloc_huge: pleat.h's 2 MiB alignment
- * for blocks of 4 MiB and more). Generic (not per ISA). */
+ * work is the entries, shared as they were queued: with many threads a fifth
+ * or more of the pairs cross (each part is then shorter than the stretch of
+ * key order between a column and its +1 hash1 neighbour, a whole row of
+ * hash0 columns), and having part r scan every earlier queue for its own
+ * entries cost O(parts x entries): 97M scans for 3M entries with 64 threads
+ * on a 4M cloud. Queues and tables are scratch like the rest
+ * (pleat_malloc_huge: pleat.h's 2 MiB alignment for blocks of 4 MiB and
+ * more). Generic (not per ISA). */
 #include "core/alloc.h"
 #include "cpu.h"
 
