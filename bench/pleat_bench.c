@@ -925,6 +925,7 @@ static int run_pleat(const variant *v, int threads, int profile, int list, const
 
 /* What a scene and size takes, once made: its arrays and timings. */
 typedef struct scene_run {
+    uint32_t size; /* asked for (a sheet takes the nearest square) */
     scene sc;
     int repeats;
     float *work;
@@ -944,7 +945,7 @@ static int time_rounds(const options *o, const variant *vars, int num_vars, benc
         int list = o->baseline && round == 0; /* the pairs are listed once */
         if (o->baseline && run_baseline(base, &r->sc, r->work, r->repeats, r->times, list, &b)) {
             fprintf(stderr, "pleat-bench: out of memory for %s n=%u\n", r->sc.name,
-                    (unsigned)r->sc.n);
+                    (unsigned)r->size);
             return -1;
         }
         b.baseline_digest = list ? b.baseline_digest : proto->baseline_digest;
@@ -1005,7 +1006,7 @@ static int bench_scene(FILE *out, const options *o, const variant *vars, int num
                        bench_baseline *base, int si, int zi, int *rows, int *mismatches)
 {
     static bench_row best[4 * MAX_LIST * MAX_LIST]; /* per variant and thread count */
-    scene_run r = {.repeats = 0, .work = NULL, .times = NULL};
+    scene_run r = {.size = o->sizes[zi], .repeats = 0, .work = NULL, .times = NULL};
     if (scene_make(o->scenes[si], o->sizes[zi], o->seed, &r.sc) == 0) {
         r.sc.max_tests = (uint64_t)o->tests_per_particle * r.sc.n;
         r.repeats = o->repeats ? o->repeats : default_repeats(r.sc.n, o->quick);
