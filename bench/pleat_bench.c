@@ -238,147 +238,206 @@ static int parse_int(const char *text, long lo, long hi, long *out)
     return 0;
 }
 
-/* Returns 0 to go on, or the exit status (2 bad usage, -1 help shown). */
-static int parse_options(int argc, char **argv, options *o)
+/* The list options' text, read once every option is in (--quick changes the
+   default sizes). */
+typedef struct option_lists {
+    char *scenes, *sizes, *threads, *isas, *backends;
+} option_lists;
+
+/* Applies an option without a value: 0, 2 (bad usage), -1 (help shown), or 1
+   when arg is no such option. */
+static int set_flag(const char *arg, const char *value, options *o)
 {
-    static char default_sizes[] = "1k,16k,64k,256k,1m,4m";
-    static char quick_sizes[] = "1k,16k,64k,256k";
-    char *scenes = NULL, *sizes = NULL, *threads = NULL, *isas = NULL, *backends = NULL;
-    memset(o, 0, sizeof *o);
-    o->baseline = o->profile = o->rounds = 1;
-    o->seed = 1;
+    const struct {
+        const char *name;
+        int *field; /* NULL: --help */
+        int value;
+    } flags[] = {{"--json", &o->json, 1},
+                 {"--quick", &o->quick, 1},
+                 {"--no-baseline", &o->baseline, 0},
+                 {"--no-profile", &o->profile, 0},
+                 {"--help", NULL, 0}};
+    for (size_t f = 0; f < sizeof flags / sizeof *flags; ++f) {
+        if (strcmp(arg, flags[f].name))
+            continue;
+        if (value)
+            return fail_usage("option", arg);
+        if (!flags[f].field) {
+            usage(stdout);
+            return -1;
+        }
+        *flags[f].field = flags[f].value;
+        return 0;
+    }
+    return 1;
+}
+
+static int parse_seed(const char *value, uint64_t *seed)
+{
+    char *end;
+    errno = 0;
+    unsigned long long s = strtoull(value, &end, 0);
+    if (end == value || *end || errno || strchr(value, '-')) /* strtoull negates */
+        return fail_usage("--seed", value);
+    *seed = s;
+    return 0;
+}
+
+/* Applies an option that takes a value (arg is known to be one): 0 or 2. */
+static int set_valued(const char *arg, char *value, options *o, option_lists *lists)
+{
+    long v;
+    if (!strcmp(arg, "--scenes"))
+        lists->scenes = value;
+    else if (!strcmp(arg, "--sizes"))
+        lists->sizes = value;
+    else if (!strcmp(arg, "--threads"))
+        lists->threads = value;
+    else if (!strcmp(arg, "--isa"))
+        lists->isas = value;
+    else if (!strcmp(arg, "--backend"))
+        lists->backends = value;
+    else if (!strcmp(arg, "--repeats")) {
+        if (parse_int(value, 1, 100000, &v))
+            return fail_usage("--repeats", value);
+        o->repeats = (int)v;
+    } else if (!strcmp(arg, "--rounds")) {
+        if (parse_int(value, 1, 1000, &v))
+            return fail_usage("--rounds", value);
+        o->rounds = (int)v;
+    } else if (!strcmp(arg, "--seed")) {
+        return parse_seed(value, &o->seed);
+    } else {
+        if (parse_int(value, 0, 1 << 24, &v))
+            return fail_usage("--max-tests", value);
+        o->tests_per_particle = (uint32_t)v;
+    }
+    return 0;
+}
+
+/* Reads argv into o and lists: 0, 2 (bad usage) or -1 (help shown). */
+static int read_args(int argc, char **argv, options *o, option_lists *lists)
+{
+    static const char *const with_value[] = {"--scenes", "--sizes",  "--threads",
+                                             "--isa",    "--backend", "--repeats",
+                                             "--rounds", "--seed",    "--max-tests"};
     for (int i = 1; i < argc; ++i) {
         char *arg = argv[i], *value = NULL, *eq = NULL;
         if (strncmp(arg, "--", 2) == 0 && (eq = strchr(arg, '=')) != NULL) {
             *eq = '\0';
             value = eq + 1;
         }
-        const char *flags[] = {"--json", "--quick", "--no-baseline", "--no-profile", "--help"};
-        int is_flag = 0;
-        for (size_t f = 0; f < sizeof flags / sizeof flags[0]; ++f)
-            is_flag |= strcmp(arg, flags[f]) == 0;
-        if (is_flag) {
-            if (value)
-                return fail_usage("option", arg);
-            if (!strcmp(arg, "--json"))
-                o->json = 1;
-            else if (!strcmp(arg, "--quick"))
-                o->quick = 1;
-            else if (!strcmp(arg, "--no-baseline"))
-                o->baseline = 0;
-            else if (!strcmp(arg, "--no-profile"))
-                o->profile = 0;
-            else {
-                usage(stdout);
-                return -1;
-            }
+        int rc = set_flag(arg, value, o);
+        if (rc != 1) {
+            if (rc)
+                return rc;
             continue;
         }
-        const char *with_value[] = {"--scenes", "--sizes",   "--threads", "--isa",
-                                    "--backend", "--repeats", "--rounds", "--seed",
-                                    "--max-tests"};
-        int known = 0;
-        for (size_t f = 0; f < sizeof with_value / sizeof with_value[0]; ++f)
-            known |= strcmp(arg, with_value[f]) == 0;
-        if (!known)
+        int count = (int)(sizeof with_value / sizeof *with_value);
+        if (name_index(arg, with_value, count) == count)
             return fail_usage("option", arg);
         if (!value) {
             if (i + 1 >= argc)
                 return fail_usage("option (missing value)", arg);
             value = argv[++i];
         }
-        long v;
-        if (!strcmp(arg, "--scenes"))
-            scenes = value;
-        else if (!strcmp(arg, "--sizes"))
-            sizes = value;
-        else if (!strcmp(arg, "--threads"))
-            threads = value;
-        else if (!strcmp(arg, "--isa"))
-            isas = value;
-        else if (!strcmp(arg, "--backend"))
-            backends = value;
-        else if (!strcmp(arg, "--repeats")) {
-            if (parse_int(value, 1, 100000, &v))
-                return fail_usage("--repeats", value);
-            o->repeats = (int)v;
-        } else if (!strcmp(arg, "--rounds")) {
-            if (parse_int(value, 1, 1000, &v))
-                return fail_usage("--rounds", value);
-            o->rounds = (int)v;
-        } else if (!strcmp(arg, "--seed")) {
-            char *end;
-            errno = 0;
-            unsigned long long s = strtoull(value, &end, 0);
-            if (end == value || *end || errno || strchr(value, '-')) /* strtoull negates */
-                return fail_usage("--seed", value);
-            o->seed = s;
-        } else if (!strcmp(arg, "--max-tests")) {
-            if (parse_int(value, 0, 1 << 24, &v))
-                return fail_usage("--max-tests", value);
-            o->tests_per_particle = (uint32_t)v;
-        } else
-            return fail_usage("option", arg);
+        if ((rc = set_valued(arg, value, o, lists)))
+            return rc;
     }
+    return 0;
+}
 
-    char *items[MAX_LIST];
-    int count;
-    char all_scenes[] = "cloud,folded,crumpled";
-    if ((count = split(scenes ? scenes : all_scenes, items)) <= 0)
-        return fail_usage("--scenes", scenes ? scenes : "");
+/* Splits text, or fallback when there is none, into items: the count, or 0
+   after a usage error naming the option what. */
+static int split_list(char *text, char *fallback, const char *what, char *items[MAX_LIST])
+{
+    int count = split(text ? text : fallback, items);
+    if (count <= 0)
+        fail_usage(what, text ? text : "");
+    return count > 0 ? count : 0;
+}
+
+static int parse_scenes(char *text, options *o)
+{
+    char *items[MAX_LIST], all_scenes[] = "cloud,folded,crumpled";
+    int count = split_list(text, all_scenes, "--scenes", items);
+    if (!count)
+        return 2;
     for (int i = 0; i < count; ++i) {
         int k = name_index(items[i], scene_names, NUM_SCENES);
         if (k == NUM_SCENES)
             return fail_usage("scene", items[i]);
         o->scenes[o->num_scenes++] = (scene_kind)k;
     }
+    return 0;
+}
 
-    if ((count = split(sizes ? sizes : o->quick ? quick_sizes : default_sizes, items)) <= 0)
-        return fail_usage("--sizes", sizes ? sizes : "");
+static int parse_sizes(char *text, options *o)
+{
+    char *items[MAX_LIST], default_sizes[] = "1k,16k,64k,256k,1m,4m",
+                           quick_sizes[] = "1k,16k,64k,256k";
+    int count = split_list(text, o->quick ? quick_sizes : default_sizes, "--sizes", items);
+    if (!count)
+        return 2;
     for (int i = 0; i < count; ++i)
         if (parse_size(items[i], &o->sizes[o->num_sizes++]))
             return fail_usage("size (16 .. 128m)", items[i]);
+    return 0;
+}
 
-    char default_threads[] = "1,2";
-    if ((count = split(threads ? threads : default_threads, items)) <= 0)
-        return fail_usage("--threads", threads ? threads : "");
+static int parse_threads(char *text, options *o)
+{
+    char *items[MAX_LIST], default_threads[] = "1,2";
+    int count = split_list(text, default_threads, "--threads", items);
+    if (!count)
+        return 2;
     for (int i = 0; i < count; ++i) {
         long v;
         if (parse_int(items[i], 0, PLEAT_MAX_CPU_THREADS, &v))
             return fail_usage("thread count", items[i]);
         o->threads[o->num_threads++] = (int)v;
     }
+    return 0;
+}
 
-    char default_isas[] = "scalar,sse2,avx2,avx512,neon";
-    static char env_isa[16];
-    const char *env = getenv("PLEAT_CPU_ISA");
-    if (!isas && env && *env) {
-        snprintf(env_isa, sizeof env_isa, "%s", env);
-        isas = env_isa;
-    } else if (!isas) {
-        isas = default_isas;
-    }
-    if ((count = split(isas, items)) <= 0)
-        return fail_usage("--isa", isas);
+/* --isa, else PLEAT_CPU_ISA, else every ISA. */
+static int parse_isas(char *text, options *o)
+{
     static const char *const isa_names[] = {"scalar", "sse2", "avx2", "avx512", "neon", "auto"};
     const int num_isa_names = (int)(sizeof isa_names / sizeof *isa_names);
-    const char *isa_what = isas == env_isa ? "isa in PLEAT_CPU_ISA" : "isa";
+    char *items[MAX_LIST], default_isas[] = "scalar,sse2,avx2,avx512,neon", env_isa[16];
+    const char *env = getenv("PLEAT_CPU_ISA"), *what = "isa";
+    if (!text && env && *env) {
+        snprintf(env_isa, sizeof env_isa, "%s", env);
+        text = env_isa;
+        what = "isa in PLEAT_CPU_ISA";
+    } else if (!text) {
+        text = default_isas;
+    }
+    int count = split_list(text, text, "--isa", items);
+    if (!count)
+        return 2;
     for (int i = 0; i < count; ++i) {
         if (name_index(items[i], isa_names, num_isa_names) == num_isa_names)
-            return fail_usage(isa_what, items[i]);
+            return fail_usage(what, items[i]);
         for (int j = 0; j < o->num_isas; ++j)
             if (!strcmp(o->isas[j], items[i]))
                 return fail_usage("isa (named twice)", items[i]);
         strcpy(o->isas[o->num_isas++], items[i]);
     }
+    return 0;
+}
 
-    char default_backends[] = "cpu,cuda";
-    if ((count = split(backends ? backends : default_backends, items)) <= 0)
-        return fail_usage("--backend", backends ? backends : "");
+static int parse_backends(char *text, options *o)
+{
     static const char *const backend_names[] = {"cpu", "cuda", "auto"};
     static const pleat_backend backend_ids[] = {PLEAT_BACKEND_CPU, PLEAT_BACKEND_CUDA,
                                                 PLEAT_BACKEND_AUTO};
     const int num_backend_names = (int)(sizeof backend_names / sizeof *backend_names);
+    char *items[MAX_LIST], default_backends[] = "cpu,cuda";
+    int count = split_list(text, default_backends, "--backend", items);
+    if (!count)
+        return 2;
     for (int i = 0; i < count; ++i) {
         int k = name_index(items[i], backend_names, num_backend_names);
         if (k == num_backend_names)
@@ -390,6 +449,27 @@ static int parse_options(int argc, char **argv, options *o)
         o->backends[o->num_backends++] = b;
     }
     return 0;
+}
+
+/* Returns 0 to go on, or the exit status (2 bad usage, -1 help shown). */
+static int parse_options(int argc, char **argv, options *o)
+{
+    option_lists lists = {0};
+    memset(o, 0, sizeof *o);
+    o->baseline = o->profile = o->rounds = 1;
+    o->seed = 1;
+    int rc = read_args(argc, argv, o, &lists);
+    if (!rc)
+        rc = parse_scenes(lists.scenes, o);
+    if (!rc)
+        rc = parse_sizes(lists.sizes, o);
+    if (!rc)
+        rc = parse_threads(lists.threads, o);
+    if (!rc)
+        rc = parse_isas(lists.isas, o);
+    if (!rc)
+        rc = parse_backends(lists.backends, o);
+    return rc;
 }
 
 /* -------------------------------------------------------------- machine */
