@@ -49,9 +49,15 @@ endif()
 if(_pleat_atomic_lib)
   string(APPEND PLEAT_PC_LIBS_PRIVATE " -latomic")
 endif()
+# a CUDA build's static CUDA runtime, found through a variable of its own
+# so that a machine with the toolkit elsewhere can say where
+set(PLEAT_PC_VARIABLES "")
 if(PLEAT_WITH_CUDA)
+  set(PLEAT_PC_VARIABLES "# the static CUDA runtime's folder; where the toolkit lies elsewhere:\n\
+# pkg-config --define-variable=cudart_libdir=DIR --static --libs pleat\n\
+cudart_libdir=${CUDAToolkit_LIBRARY_DIR}\n")
   string(APPEND PLEAT_PC_LIBS_PRIVATE
-    " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt -lstdc++")
+    " -L\${cudart_libdir} -lcudart_static -ldl -lrt -lstdc++")
 endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/pleat.pc.in ${PROJECT_BINARY_DIR}/pleat.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/pleat.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

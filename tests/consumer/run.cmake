@@ -39,6 +39,17 @@ get_filename_component(_pc_dir "${_pc}" DIRECTORY)
 set(ENV{PKG_CONFIG_PATH} ${_pc_dir})
 pkg_config(cflags --cflags)
 pkg_config(libs --static --libs)
+# a CUDA build's file finds the static CUDA runtime through a variable that a
+# machine with the toolkit elsewhere can set
+pkg_config(cudart_libdir --variable=cudart_libdir)
+if(cudart_libdir)
+  pkg_config(moved --define-variable=cudart_libdir=/elsewhere --static --libs)
+  list(FIND moved -L/elsewhere _elsewhere)
+  list(FIND moved -L${cudart_libdir} _here)
+  if(_elsewhere EQUAL -1 OR NOT _here EQUAL -1)
+    message(FATAL_ERROR "cudart_libdir does not move the CUDA runtime's folder: ${moved}")
+  endif()
+endif()
 # a shared build's library, found at run time: through the rpath, or on
 # Windows as a DLL beside the program
 if(WINDOWS)
