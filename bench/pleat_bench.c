@@ -674,19 +674,6 @@ static int probe(const options *o, variant *vars, bench_skip *skips, int *num_sk
 
 /* ------------------------------------------------------------ measuring */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorts v; returns the median (the mean of the middle two for an even count). */
-static double median(double *v, int count)
-{
-    qsort(v, (size_t)count, sizeof *v, cmp_double);
-    return count % 2 ? v[count / 2] : 0.5 * (v[count / 2 - 1] + v[count / 2]);
-}
-
 static int default_repeats(uint32_t n, int quick)
 {
     int r = n <= 16384 ? 31 : n <= 65536 ? 21 : n <= 262144 ? 11 : n <= 1048576 ? 7 : 3;
@@ -725,7 +712,7 @@ static int run_baseline(bench_baseline *b, const scene *sc, float *work, int rep
                                    &row->baseline_digest))
         return -1;
     row->has_baseline = 1;
-    row->baseline_ms = median(times, repeats);
+    row->baseline_ms = pleat_scene_median(times, (size_t)repeats);
     row->baseline_pairs = st.pairs;
     row->baseline_tests = st.tests;
     row->baseline_hashed = st.hashed;
@@ -989,13 +976,13 @@ static int run_pleat(const variant *v, int threads, int profile, int list, const
         return -1;
     }
     row->repeats = repeats;
-    row->ms = median(times, repeats); /* sorts: min and max at the ends */
+    row->ms = pleat_scene_median(times, (size_t)repeats); /* sorts: min and max at the ends */
     row->ms_min = times[0];
     row->ms_max = times[repeats - 1];
-    row->bounds_keys_ms = median(stage[0], repeats);
-    row->sort_ms = median(stage[1], repeats);
-    row->sweep_ms = median(stage[2], repeats);
-    row->apply_ms = median(stage[3], repeats);
+    row->bounds_keys_ms = pleat_scene_median(stage[0], (size_t)repeats);
+    row->sort_ms = pleat_scene_median(stage[1], (size_t)repeats);
+    row->sweep_ms = pleat_scene_median(stage[2], (size_t)repeats);
+    row->apply_ms = pleat_scene_median(stage[3], (size_t)repeats);
     row->pairs = stats.pairs;
     row->tests = stats.tests;
     return 0;

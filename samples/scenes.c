@@ -1,7 +1,20 @@
 #include "scenes.h"
 
 #include <math.h>
-#include <stddef.h>
+#include <stdlib.h>
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double pleat_scene_median(double *values, size_t count)
+{
+    qsort(values, count, sizeof *values, compare_double);
+    size_t mid = count / 2;
+    return count % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
 
 uint64_t pleat_scene_random(uint64_t *state)
 {
@@ -16,8 +29,8 @@ float pleat_scene_uniform(uint64_t *state)
     return (float)(pleat_scene_random(state) >> 40) * 0x1p-24f;
 }
 
-void pleat_scene_folded_sheet(uint32_t res, uint32_t layers, float spacing, float gap,
-                              float *particles, float *rest)
+uint32_t pleat_scene_folded_sheet(uint32_t res, uint32_t layers, float spacing, float gap,
+                                  float *particles, float *rest)
 {
     uint32_t seg = (res + layers - 1) / layers; /* columns per layer */
     for (uint32_t j = 0; j < res; ++j) {
@@ -38,6 +51,7 @@ void pleat_scene_folded_sheet(uint32_t res, uint32_t layers, float spacing, floa
             }
         }
     }
+    return (res + seg - 1) / seg;
 }
 
 void pleat_scene_uniform_cloud(uint32_t count, float distance, float neighbours, uint64_t seed,
