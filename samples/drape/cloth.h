@@ -25,7 +25,7 @@ typedef struct cloth {
     int res;           /* particles per side; count = res * res */
     uint32_t count;
     float *particles;  /* count x {x, y, z, inverse mass}: the array pleat works on */
-    float *rest;       /* count x {x, y, z, 0}: the flat sheet, for pleat's rest filter */
+    float *rest;       /* count x {x, y, z, 0}: the flat sheet, for the links' lengths */
     float *previous;   /* count x {x, y, z}: positions at the start of a substep */
     float *velocity;   /* count x {x, y, z} */
 
@@ -41,13 +41,13 @@ typedef struct cloth {
     float sphere_center[3];
     float sphere_radius;
 
-    int substeps;      /* per frame (8) */
-    int iterations;    /* per substep (1): links, pleat_self_collide, contacts */
+    int substeps;      /* per frame: 8, more for a finer sheet (cloth.c: substeps_for) */
     int self_collision;
 
-    /* Timing of pleat_self_collide, one entry per call. */
+    /* pleat_self_collide's calls: the time of each, their pairs and tests */
     double *call_ms;
     size_t num_calls, call_capacity;
+    uint64_t pairs, tests;
 } cloth;
 
 /* Builds the scene's sheet. Returns 0, or -1 when memory runs out. */
@@ -55,11 +55,14 @@ int cloth_init(cloth *c, cloth_scene scene, int res, int self_collision);
 void cloth_free(cloth *c);
 
 /* Advances one frame (1/60 s): substeps x (constraints, self-collision,
- * ground and sphere). Returns the first failing pleat status, else PLEAT_OK. */
+ * ground and sphere). Returns the first failing pleat status, else PLEAT_OK
+ * (TOO_MANY_TESTS past 100 candidate tests a particle). */
 pleat_status cloth_step(cloth *c, pleat_context *ctx);
 
 /* Interpenetrations: pairs of particles that are not mesh neighbours and are
- * closer than half the collision distance, found with pleat_find_pairs. */
+ * closer than half the collision distance, found with pleat_find_pairs. A
+ * particle that lies inside another layer's triangle, away from its
+ * corners, is not seen. */
 pleat_status cloth_count_interpenetrations(const cloth *c, pleat_context *ctx, size_t *count);
 
 /* Writes the mesh (vertices and triangles) as a Wavefront OBJ. 0 or -1. */

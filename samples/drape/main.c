@@ -3,7 +3,7 @@
  * Runs a small PBD cloth (cloth.c) in two scenes, once with pleat's
  * self-collision and once without, renders the final frames side by side
  * (render.c, png.c), writes the final mesh as OBJ and prints a summary:
- * interpenetrations, time per pleat_self_collide call, backend. */
+ * interpenetrations, pairs and time per pleat_self_collide call, backend. */
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
 #define _POSIX_C_SOURCE 200809L /* isatty, mkdir */
 #endif
@@ -12,6 +12,7 @@
 #include "png.h"
 #include "render.h"
 #include "portable.h"
+#include "scenes.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +22,8 @@
 #ifdef _WIN32
 #include <direct.h>
 #include <io.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #define stderr_is_terminal() _isatty(_fileno(stderr))
 #define make_directory(path) _mkdir(path)
 #else
@@ -48,6 +51,7 @@ typedef struct run {
     int res, frames;
     size_t interpenetrations;
     size_t calls;              /* pleat_self_collide calls */
+    double pairs_per_call;     /* their mean */
     double median_ms, mean_ms; /* per call */
     double seconds;            /* all frames: cloth solver and pleat */
 } run;
@@ -67,7 +71,8 @@ static void usage(FILE *f)
             "  --compare                 run with and without self-collision (default)\n"
             "  --no-self-collision       run only without self-collision\n"
             "  --no-compare              run only with self-collision\n"
-            "  --out DIR                 folder for the files, created if missing (default .)\n"
+            "  --out DIR                 folder for the files, made if missing in a folder\n"
+            "                            that exists (default .)\n"
             "  --help                    this text\n"
             "\n"
             "Writes DIR/drape-SCENE.png, the final frames side by side (left: with\n"
@@ -187,12 +192,6 @@ static void progress(const char *label, int frame, int frames)
     fflush(stderr);
 }
 
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Simulates one scene with or without self-collision into sheet (which the
  * caller frees with cloth_free) and fills r. 0, or -1 on an error. */
 static int simulate(cloth *sheet, run *r, cloth_scene scene, int self_collision, const options *o,
@@ -228,13 +227,12 @@ static int simulate(cloth *sheet, run *r, cloth_scene scene, int self_collision,
 
     r->calls = sheet->num_calls;
     if (r->calls > 0) {
-        double *ms = sheet->call_ms, sum = 0.0;
-        size_t n = r->calls;
-        for (size_t k = 0; k < n; k++)
-            sum += ms[k];
-        r->mean_ms = sum / (double)n;
-        qsort(ms, n, sizeof(double), compare_double);
-        r->median_ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+        double sum = 0.0;
+        for (size_t k = 0; k < r->calls; k++)
+            sum += sheet->call_ms[k];
+        r->mean_ms = sum / (double)r->calls;
+        r->median_ms = pleat_scene_median(sheet->call_ms, r->calls);
+        r->pairs_per_call = (double)sheet->pairs / (double)r->calls;
     }
     pleat_status status = cloth_count_interpenetrations(sheet, ctx, &r->interpenetrations);
     if (status != PLEAT_OK) {
@@ -294,12 +292,31 @@ static int draw_row(canvas *cv, cloth_scene scene, const cloth sheets[2], const 
     return 0;
 }
 
+/* 1 when path names a folder. */
+static int is_directory(const char *path)
+{
+#ifdef _WIN32
+    struct _stat st;
+    return _stat(path, &st) == 0 && (st.st_mode & _S_IFDIR);
+#else
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+#endif
+}
+
+/* Makes the folder dir unless it is one; checked before the runs, so that a
+ * file of that name fails at once and not after them. */
 static int ensure_directory(const char *dir)
 {
-    if (make_directory(dir) == 0 || errno == EEXIST)
-        return 0;
-    fprintf(stderr, "pleat-drape: cannot create '%s': %s\n", dir, strerror(errno));
-    return -1;
+    if (make_directory(dir) != 0 && errno != EEXIST) {
+        fprintf(stderr, "pleat-drape: cannot create '%s': %s\n", dir, strerror(errno));
+        return -1;
+    }
+    if (!is_directory(dir)) {
+        fprintf(stderr, "pleat-drape: '%s' is not a folder\n", dir);
+        return -1;
+    }
+    return 0;
 }
 
 /* DIR/drape-SCENE.EXT, or DIR/drape.EXT for scene -1, into path (1024 bytes). */
@@ -332,8 +349,10 @@ static int run_scene(cloth_scene scene, const options *o, pleat_context *ctx, in
         if (out_path(png, o->out_dir, scene, "png") != 0 ||
             out_path(obj, o->out_dir, scene, "obj") != 0)
             rc = -1;
-        else if (draw_row(row, scene, sheets, runs) != 0 ||
-                 png_write_rgb(png, row->rgb, row->width, row->height) != 0) {
+        else if (draw_row(row, scene, sheets, runs) != 0) {
+            fprintf(stderr, "pleat-drape: out of memory drawing '%s'\n", png);
+            rc = -1;
+        } else if (png_write_rgb(png, row->rgb, row->width, row->height) != 0) {
             fprintf(stderr, "pleat-drape: cannot write '%s'\n", png);
             rc = -1;
         } else if (cloth_write_obj(&sheets[runs[0].done ? 0 : 1], obj) != 0) {
@@ -365,21 +384,24 @@ static int write_combined(const char *path, const canvas rows[2])
 static void print_summary(run results[2][2], double total_seconds)
 {
     static const char *const names[2] = {"sphere", "pile"};
-    printf("\n%-7s %-10s %6s  %-14s  %17s  %11s  %8s  %6s\n", "scene", "cloth", "frames",
-           "self-collision", "interpenetrations", "pleat calls", "ms/call", "run s");
+    printf("\n%-7s %-10s %6s  %-14s  %17s  %11s  %10s  %8s  %6s\n", "scene", "cloth", "frames",
+           "self-collision", "interpenetrations", "pleat calls", "pairs/call", "ms/call",
+           "run s");
     for (int s = 0; s < 2; s++)
         for (int v = 0; v < 2; v++) {
             const run *r = &results[s][v];
             if (!r->done)
                 continue;
-            char size[32], calls[32] = "-", ms[32] = "-";
+            char size[32], calls[32] = "-", pairs[32] = "-", ms[32] = "-";
             snprintf(size, sizeof size, "%dx%d", r->res, r->res);
             if (r->calls > 0) {
                 snprintf(calls, sizeof calls, "%zu", r->calls);
+                snprintf(pairs, sizeof pairs, "%.0f", r->pairs_per_call);
                 snprintf(ms, sizeof ms, "%.3f", r->median_ms);
             }
-            printf("%-7s %-10s %6d  %-14s  %17zu  %11s  %8s  %6.1f\n", names[s], size, r->frames,
-                   v == 0 ? "on" : "off", r->interpenetrations, calls, ms, r->seconds);
+            printf("%-7s %-10s %6d  %-14s  %17zu  %11s  %10s  %8s  %6.1f\n", names[s], size,
+                   r->frames, v == 0 ? "on" : "off", r->interpenetrations, calls, pairs, ms,
+                   r->seconds);
         }
     printf("\n");
     const char *sep = "ms/call: median wall time of one pleat_self_collide call (mean: ";
@@ -390,9 +412,11 @@ static void print_summary(run results[2][2], double total_seconds)
         }
     if (sep[0] == ',')
         printf(")\n");
-    printf("run s: wall time of all frames of a run, cloth solver and pleat together\n"
+    printf("pairs/call: pairs a pleat_self_collide call found (pleat_stats), mean of the run\n"
+           "run s: wall time of all frames of a run, cloth solver and pleat together\n"
            "interpenetrations: pairs of particles, not mesh neighbours, that end closer than\n"
-           "half the collision distance (0.4 x edge), counted with pleat_find_pairs\n\n");
+           "half the collision distance (0.4 x edge), counted with pleat_find_pairs (a\n"
+           "particle inside another layer's triangle, away from its corners, is not seen)\n\n");
     for (int s = 0; s < 2; s++) {
         if (!results[s][0].done || !results[s][1].done)
             continue;
@@ -401,7 +425,7 @@ static void print_summary(run results[2][2], double total_seconds)
                with);
         double ratio = with > 0 ? (double)without / (double)with : 0.0;
         if (with == 0)
-            printf(" (none left)\n");
+            printf("\n");
         else if (without > with)
             printf(" (%.*fx fewer)\n", ratio < 10.0 ? 1 : 0, ratio);
         else

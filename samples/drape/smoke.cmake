@@ -11,9 +11,18 @@ message("${out}${err}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "pleat-drape exited with ${rc}")
 endif()
-if(NOT out MATCHES "interpenetrations")
-  message(FATAL_ERROR "pleat-drape printed no summary")
-endif()
+# the demo's claim: each scene ends with fewer interpenetrations with
+# pleat's self-collision than without (a pleat that pushed nothing apart
+# would leave as many)
+foreach(scene sphere pile)
+  if(NOT out MATCHES "\n${scene} +([0-9]+) interpenetrations without self-collision, ([0-9]+) with")
+    message(FATAL_ERROR "pleat-drape printed no summary line for ${scene}")
+  endif()
+  if(NOT CMAKE_MATCH_2 LESS CMAKE_MATCH_1)
+    message(FATAL_ERROR "${scene}: ${CMAKE_MATCH_2} interpenetrations with self-collision, "
+      "not fewer than the ${CMAKE_MATCH_1} without")
+  endif()
+endforeach()
 
 foreach(scene sphere pile)
   foreach(ext png obj)
