@@ -117,7 +117,8 @@ template <typename T> T __shfl_down_sync(unsigned mask, T v, unsigned delta)
 inline int __popc(unsigned v) { return __builtin_popcount(v); }
 
 /* Atomics: emulated threads only switch inside the intrinsics above, so a
- * read-modify-write is never interleaved. */
+ * read-modify-write is never interleaved, and a plain one would pass here
+ * too: tests/ptx_sync.cmake checks that the kernels' PTX keeps its atomics. */
 template <typename T> inline T pleat_emu_fetch_add(T *p, T v)
 {
     T old = *p;
