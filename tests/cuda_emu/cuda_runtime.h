@@ -63,6 +63,10 @@ cudaError_t func_attributes(cudaFuncAttributes *attr);
 cudaError_t submit(cudaStream_t stream, std::function<void()> work);
 /* Aborts unless [p, p + bytes) lies in one device allocation (a fault on a GPU). */
 void expect_device(const void *p, size_t bytes, const char *what);
+/* Aborts unless p, a pointer a kernel is given, is NULL or lies in (or just
+ * past) a device or pinned allocation: a GPU faults on a pageable host
+ * address, which the emulator's kernels would read. */
+void expect_kernel_pointer(const void *p, const char *what);
 /* Says what is wrong, then aborts. */
 [[noreturn]] void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Fills [p, p + bytes) with noise (new allocations, shared memory, what CUB
@@ -200,12 +204,23 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, void (*)(Params...))
     return pleat_emu::func_attributes(attr);
 }
 
+/* A kernel's arguments are checked when it is queued: a pointer must be one
+ * a GPU can read (pleat_emu::expect_kernel_pointer). A struct's pointers
+ * are checked by an overload for it, found by argument-dependent lookup
+ * (frame_check.h: pleat's frame); other arguments hold none. */
+template <typename T> inline void pleat_emu_check_arg(const T &) {}
+template <typename T> inline void pleat_emu_check_arg(T *const &p)
+{
+    pleat_emu::expect_kernel_pointer(p, "a pointer argument");
+}
+
 /* The kernel's parameters are copied when it is queued, as on a GPU. */
 template <typename... Params, typename... Args>
 cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config, void (*kernel)(Params...),
                                Args &&...args)
 {
     std::tuple<std::decay_t<Params>...> params(std::forward<Args>(args)...);
+    std::apply([](const auto &...a) { (pleat_emu_check_arg(a), ...); }, params);
     return pleat_emu::launch(config, [kernel, params]() { std::apply(kernel, params); });
 }
 

@@ -40,7 +40,10 @@
  *   promises no order, and pleat does not rely on one), and a freed block
  *   stays unreadable and is never handed
  *   out again: work that runs after the free of its memory faults.
- *   Kernels can read host memory, which a GPU may not: that goes unseen.
+ *   A kernel given a pointer that is neither NULL nor device or pinned
+ *   memory (an argument, or a field of pleat's frame: frame_check.h)
+ *   aborts as it is queued; host memory it reaches otherwise, it reads,
+ *   which a GPU may not.
  *   Memory never runs out by itself; a test picks the allocation that
  *   fails (pleat_emu_fail_allocation: of memory, or a graph's
  *   instantiation, which allocates on a GPU too), the operation queued
@@ -63,7 +66,10 @@
  *   (a stream or event sync, a device sync, a cudaMemcpy that waits;
  *   cudaMemcpyAsync never does, and touches pageable memory when it runs),
  *   in stream order, after the events it waits for; the legacy stream
- *   orders against blocking streams. A missing wait reads stale bits.
+ *   orders against blocking streams. A missing wait reads stale bits. A
+ *   device sync runs its streams in the order they were made, or the other
+ *   way with reverse: so work that misses a wait on another stream's runs
+ *   before that work in one of the two runs.
  *   A destroyed stream's work still runs; using its handle aborts.
  * - Capture. Work queued on a capturing stream goes into the graph; a
  *   graph launch queues it again with the same parameters. While a global
@@ -86,6 +92,9 @@
 #include <mutex>
 
 namespace pleat_emu {
+
+/* PLEAT_CUDA_EMULATOR_ORDER=reverse (engine.cc). */
+bool in_reverse();
 
 /* runtime.cc */
 const int DEVICES = 2;

@@ -405,6 +405,8 @@ dim3 blockDim, gridDim;
 
 namespace pleat_emu {
 
+bool in_reverse() { return reverse_order; }
+
 uint64_t exchange(exchange_kind kind, unsigned mask, uint64_t value, unsigned arg)
 {
     if (!blk)

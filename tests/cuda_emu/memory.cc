@@ -263,6 +263,15 @@ void pleat_emu::expect_device(const void *p, size_t bytes, const char *what)
         die("%s (%p, %zu bytes) is not inside one device allocation", what, p, bytes);
 }
 
+void pleat_emu::expect_kernel_pointer(const void *p, const char *what)
+{
+    locked g(big_lock());
+    if (p && !find(p, 0))
+        die("a kernel is given %s (%p) outside every device and pinned allocation: a GPU "
+            "would fault on it",
+            what, p);
+}
+
 extern "C" {
 
 cudaError_t cudaMalloc(void **ptr, size_t bytes) { return allocate(ptr, bytes, false); }

@@ -890,6 +890,18 @@ static void aborts()
     expect(dies_of(SIGABRT, run(stuck_kernel, 32)), "a block that cannot go on aborts");
     expect(dies_of(SIGSEGV, [d]() { *(volatile unsigned *)d = 1; }),
            "the host touching device memory faults");
+    expect(dies_of(SIGABRT,
+                   []() {
+                       static unsigned pageable[64];
+                       launch(fill_kernel, 1, 64, nullptr, pageable, 64u, 1u);
+                   }),
+           "a kernel given a pageable host pointer aborts as it is queued");
+    unsigned *pinned = nullptr;
+    cudaMallocHost((void **)&pinned, 64 * sizeof(unsigned));
+    launch(fill_kernel, 1, 64, nullptr, pinned, 64u, 7u);
+    cudaDeviceSynchronize();
+    expect(pinned[0] == 7 && pinned[63] == 7, "a kernel writes pinned host memory");
+    cudaFreeHost(pinned);
     expect(dies_of(SIGSEGV, []() { write_past(64); }),
            "a kernel writing onto the guard page after its allocation faults");
     expect(dies_of(SIGABRT, []() { write_past(10); }),
@@ -959,6 +971,20 @@ static void order()
         expect(back(d, 1)[0] == (writer_first ? 2u : 1u),
                "the two orders schedule lanes between sync points differently");
     }
+
+    /* s2 adds to what s1 sets, without waiting for it */
+    cudaMemset(d, 0, sizeof(unsigned));
+    cudaDeviceSynchronize(); /* non-blocking streams do not wait for the memset */
+    cudaStream_t s1, s2;
+    cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking);
+    cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
+    launch(fill_kernel, 1, 1, s1, d, 1u, 5u);
+    launch(add_kernel, 1, 1, s2, d, 1u);
+    cudaDeviceSynchronize();
+    expect(back(d, 1)[0] == (reverse ? 5u : 6u),
+           "a device sync runs the streams in the order's direction");
+    cudaStreamDestroy(s2);
+    cudaStreamDestroy(s1);
     cudaFree(d);
 }
 

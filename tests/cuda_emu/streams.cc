@@ -94,9 +94,12 @@ void flush(pleat_emu_stream *st, uint64_t seq)
 
 void flush_device(int device)
 {
-    for (pleat_emu_stream *st : streams())
+    const std::vector<pleat_emu_stream *> &all = streams();
+    for (size_t k = 0; k < all.size(); ++k) {
+        pleat_emu_stream *st = all[in_reverse() ? all.size() - 1 - k : k];
         if (st->device == device)
             flush(st, st->submitted);
+    }
 }
 
 void push(pleat_emu_stream *st, work w)
