@@ -32,8 +32,10 @@
  * - Memory. Shared memory and new device allocations are filled with noise.
  *   Device memory is unreadable to the host except while the device works
  *   (a host access is a segfault, as on a GPU); every allocation ends at a
- *   guard page, after a canary up to its 256-byte rounding, so a kernel
- *   writing past it faults or aborts when the device is next idle; copies,
+ *   guard page, after a canary up to its 256-byte rounding, and its first
+ *   page, a canary up to its start, follows another, so a kernel writing
+ *   past either end faults or aborts when the device is next idle (a read
+ *   there gets a canary's bytes, unseen, unless it reaches a guard); copies,
  *   sets and CUB's arguments must lie inside one allocation and match their
  *   direction. cudaFree does not wait for queued work (the Programming
  *   Guide says in passing that it synchronises the device; its API entry
@@ -69,7 +71,8 @@
  *   orders against blocking streams. A missing wait reads stale bits. A
  *   device sync runs its streams in the order they were made, or the other
  *   way with reverse: so work that misses a wait on another stream's runs
- *   before that work in one of the two runs.
+ *   before that work in one of the two runs. Work runs in the default
+ *   floating-point environment, whatever the waiting thread's.
  *   A destroyed stream's work still runs; using its handle aborts.
  * - Capture. Work queued on a capturing stream goes into the graph; a
  *   graph launch queues it again with the same parameters. While a global

@@ -1,9 +1,10 @@
 /* The CUDA emulator's memory (emu.h): device allocations, which the host
  * cannot touch while the device is idle, nor a kernel of another device,
- * each ending at a guard page (and the bytes between its end and the next
- * 256 holding a canary), pinned host memory, and freed blocks, which stay
- * unreadable and are never handed out again, so that work touching them
- * after the free faults. */
+ * each between two guard pages (and the bytes between its end and the next
+ * 256, and between the first page's start and its own, holding a canary),
+ * pinned host memory, and freed blocks, which stay unreadable and are
+ * never handed out again, so that work touching them after the free
+ * faults. */
 #include "emu.h"
 
 #include <signal.h>
@@ -22,8 +23,8 @@ const size_t PAGE = 4096;
 const unsigned char CANARY = 0xcd;
 
 struct allocation {
-    char *map;        /* the mapping: the pages, then a guard page */
-    size_t map_bytes; /* without the guard */
+    char *map;        /* its pages, between a guard page before and one after */
+    size_t map_bytes; /* without the guards */
     char *user;
     size_t bytes;
     bool pinned; /* host memory the devices may use too */
@@ -79,6 +80,9 @@ size_t slack(const allocation &a)
     return (size_t)(a.map + a.map_bytes - (a.user + a.bytes));
 }
 
+/* The bytes from the start of its first page to the block's. */
+size_t lead(const allocation &a) { return (size_t)(a.user - a.map); }
+
 void check_canary(const allocation &a)
 {
     const unsigned char *end = (const unsigned char *)a.user + a.bytes;
@@ -86,6 +90,10 @@ void check_canary(const allocation &a)
         if (end[i] != CANARY)
             die("%zu bytes past the end of a device allocation of %zu bytes were written", i + 1,
                 a.bytes);
+    for (size_t i = 0; i < lead(a); ++i)
+        if ((unsigned char)a.map[i] != CANARY)
+            die("%zu bytes before the start of a device allocation of %zu bytes were written",
+                lead(a) - i, a.bytes);
 }
 
 } // namespace
@@ -128,23 +136,25 @@ const allocation *find(const void *p, size_t bytes)
     return &a;
 }
 
-/* A block of `bytes` ending (256-byte aligned) at a guard page. */
+/* A block of `bytes` ending (256-byte aligned) at a guard page, its first
+ * page after another. */
 void *map_block(size_t bytes, bool pinned)
 {
     size_t rounded = (bytes + 255) & ~(size_t)255;
     if (rounded < bytes || rounded > ((size_t)1 << 46))
         return nullptr;
     size_t pages = (rounded + PAGE - 1) / PAGE * PAGE;
-    void *m = mmap(nullptr, pages + PAGE, PROT_READ | PROT_WRITE,
+    void *m = mmap(nullptr, pages + 2 * PAGE, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED)
         return nullptr;
-    char *map = (char *)m;
-    if (mprotect(map + pages, PAGE, PROT_NONE))
+    char *map = (char *)m + PAGE;
+    if (mprotect(m, PAGE, PROT_NONE) || mprotect(map + pages, PAGE, PROT_NONE))
         die("mprotect failed");
     allocation a = {map, pages, map + pages - rounded, bytes, pinned, current_device(), true};
     fill_noise(a.user, bytes);
     memset(a.user + bytes, CANARY, slack(a));
+    memset(a.map, CANARY, lead(a));
     protect(a, visible(a));
     allocations()[(uintptr_t)a.user] = a;
     return a.user;
@@ -161,7 +171,7 @@ cudaError_t unmap_block(void *p, bool pinned)
     check_canary(a);
     if (madvise(a.map, a.map_bytes, MADV_DONTNEED) || mprotect(a.map, a.map_bytes, PROT_NONE))
         die("cannot release a block");
-    freed().emplace_back(a.map, a.map_bytes + PAGE);
+    freed().emplace_back(a.map - PAGE, a.map_bytes + 2 * PAGE);
     allocations().erase(it);
     return cudaSuccess;
 }
@@ -175,9 +185,12 @@ void on_segv(int sig, siginfo_t *info, void *)
         if (p >= f.first && p < f.first + f.second)
             what = "pleat CUDA emulator: an access to device memory after its cudaFree\n";
     for (auto &a : allocations()) {
-        if (p >= a.second.map && p < a.second.map + a.second.map_bytes + PAGE) {
+        if (p >= a.second.map - PAGE && p < a.second.map + a.second.map_bytes + PAGE) {
             what = p >= a.second.map + a.second.map_bytes
                        ? "pleat CUDA emulator: an access past the end of a device allocation\n"
+                   : p < a.second.map
+                       ? "pleat CUDA emulator: an access before the start of a device "
+                         "allocation\n"
                    : views().empty() ? "pleat CUDA emulator: the host touched device memory\n"
                                      : "pleat CUDA emulator: a kernel touched another device's "
                                        "memory\n";

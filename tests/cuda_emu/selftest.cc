@@ -12,12 +12,14 @@
 #include "cub/device/device_radix_sort.cuh"
 #include "cuda_runtime.h"
 
+#include <fenv.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <xmmintrin.h>
 
 #include <algorithm>
 #include <functional>
@@ -826,6 +828,7 @@ __global__ void stuck_kernel(unsigned *out)
 }
 
 __global__ void past_end_kernel(unsigned *out, unsigned n) { out[n + threadIdx.x] = 1; }
+__global__ void before_start_kernel(unsigned *out) { out[-1 - (int)threadIdx.x] = 1; }
 
 /* n unsigned from one past_end_kernel thread: the write lands in the bytes
  * between the block's end and its 256-byte-rounded end (n = 10), or on the
@@ -834,6 +837,16 @@ static void write_past(unsigned n)
 {
     unsigned *d = device<unsigned>(n);
     launch(past_end_kernel, 1, 1, nullptr, d, n);
+    cudaDeviceSynchronize();
+}
+
+/* One unsigned before a block of n: into the bytes before it on its first
+ * page (n = 10), or onto the guard page before that page (n = 1024, a
+ * page). */
+static void write_before(unsigned n)
+{
+    unsigned *d = device<unsigned>(n);
+    launch(before_start_kernel, 1, 1, nullptr, d);
     cudaDeviceSynchronize();
 }
 
@@ -906,6 +919,10 @@ static void aborts()
            "a kernel writing onto the guard page after its allocation faults");
     expect(dies_of(SIGABRT, []() { write_past(10); }),
            "a kernel writing into the rounding after its allocation aborts");
+    expect(dies_of(SIGSEGV, []() { write_before(1024); }),
+           "a kernel writing onto the guard page before its allocation faults");
+    expect(dies_of(SIGABRT, []() { write_before(10); }),
+           "a kernel writing into its first page before its allocation aborts");
     expect(dies_of(SIGSEGV,
                    []() {
                        unsigned *x = device<unsigned>(64);
@@ -988,6 +1005,39 @@ static void order()
     cudaFree(d);
 }
 
+/* ---- floating point ------------------------------------------------------------ */
+
+/* out[0] = a * a (1e-20 squared: a subnormal), out[1] = 1 / b (3: inexact) */
+__global__ void arithmetic_kernel(float *out, float a, float b)
+{
+    out[0] = a * a;
+    out[1] = 1.0f / b;
+}
+
+/* Kernels compute in the default environment, whatever the waiting
+ * thread's: no flush to zero, rounding to nearest, no trap. */
+static void fp_environment()
+{
+    float *d = device<float>(2);
+    const unsigned csr = _mm_getcsr();
+    feclearexcept(FE_ALL_EXCEPT);
+    _mm_setcsr(csr | 0x8040); /* flush to zero, denormals are zero */
+    fesetround(FE_UPWARD);
+    feenableexcept(FE_INEXACT | FE_UNDERFLOW); /* one raised would trap */
+    launch(arithmetic_kernel, 1, 1, nullptr, d, 1e-20f, 3.0f);
+    const std::vector<float> got = back(d, 2);
+    const bool flags_kept = fetestexcept(FE_ALL_EXCEPT) == 0;
+    fedisableexcept(FE_ALL_EXCEPT);
+    fesetround(FE_TONEAREST);
+    _mm_setcsr(csr);
+    volatile float a = 1e-20f, b = 3.0f; /* computed here, by default */
+    expect(got[0] == a * a && got[0] != 0.0f && got[1] == 1.0f / b,
+           "kernels compute in the default floating-point environment");
+    expect(flags_kept, "and leave the waiting thread's flags as they were");
+    feclearexcept(FE_ALL_EXCEPT);
+    cudaFree(d);
+}
+
 /* The runtime does not survive a fork() of a process that called it: in
  * the child, a call aborts. */
 static void fork_child()
@@ -1025,6 +1075,7 @@ int main()
     aborts();
     vectors();
     order();
+    fp_environment();
     printf("cuda emulator: %d passed, %d failed\n", checks - failures, failures);
     return failures ? 1 : 0;
 }

@@ -4,6 +4,7 @@
  * current when it was made. */
 #include "emu.h"
 
+#include <fenv.h>
 #include <string.h>
 
 #include <chrono>
@@ -82,12 +83,19 @@ void flush(pleat_emu_stream *st, uint64_t seq)
         die("streams wait for each other in a cycle");
     st->flushing = true;
     device_enter(ALL_DEVICES); /* a kernel narrows it to its device */
+    /* a GPU never sees the floating-point environment of the host thread
+     * that waits (its rounding, flush to zero, unmasked traps): the work
+     * runs in the default one */
+    fenv_t waiter;
+    fegetenv(&waiter);
+    fesetenv(FE_DFL_ENV);
     while (st->done < seq) {
         work w = std::move(st->queue.front());
         st->queue.pop_front();
         w();
         ++st->done;
     }
+    fesetenv(&waiter);
     device_leave();
     st->flushing = false;
 }
