@@ -117,3 +117,34 @@ Test(regressions, collide_with_no_particles)
         pleat_context_destroy(ctx);
     }
 }
+
+/* Found in an audit of the fuzzers (fuzz/regressions/pair-across-hash-cell-
+ * edge, made by a search over core/grid.h): particles 2 and 3 are a hair
+ * closer than the distance along a hash axis whose cells would be the
+ * distance wide (the box is far wider on the sweep axis), and the rounding
+ * of (p - lower) * scale puts them two such cells apart. The cells are a
+ * hair wider than the distance (PLEAT_HASH_MARGIN) so that this cannot
+ * happen; without the margin the pair was lost, and the fuzzers' random
+ * inputs never met the case. */
+Test(regressions, pair_as_far_apart_as_a_hash_cell_is_wide)
+{
+    const float start[4][4] = {
+        {0.0f, -0x1.72ec2p+4f, -0x1.72ec2p+4f, 1.0f},
+        {0x1.f4p+9f, 0x1.02bd7ap+5f, 0x1.02bd7ap+5f, 1.0f},
+        {0.0f, 0x1.1ebc4ap+2f, -0x1.72ec2p+4f, 1.0f},
+        {0.0f, 0x1.4224dcp+2f, -0x1.72ec2p+4f, 1.0f},
+    };
+    for (int k = 0; hz_isas[k]; ++k) {
+        pleat_context *ctx = hz_context(hz_isas[k], 1);
+        if (!ctx)
+            continue;
+        float p[4][4];
+        memcpy(p, start, sizeof p);
+        pleat_params params = pleat_default_params();
+        params.distance = 0x1.1b449cp-1f;
+        pleat_stats st;
+        cr_assert_eq(pleat_self_collide(ctx, &p[0][0], 4, &params, &st), PLEAT_OK);
+        cr_assert_eq(st.pairs, 1, "%s: the pair of particles 2 and 3", hz_isas[k]);
+        pleat_context_destroy(ctx);
+    }
+}
