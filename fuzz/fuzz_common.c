@@ -27,7 +27,11 @@
  *   every coordinate of a taking-part particle is finite; pinned particles,
  *   particles that are in no pair or not taking part, every inverse mass,
  *   and everything when stiffness is 0 keep their bits; no particle moves
- *   further than its pairs allow; stats.pairs is the pair count;
+ *   further than its pairs allow, and each ends where the double-precision
+ *   Jacobi response over the reference pairs puts it, within
+ *   tests/reference.h's tolerance; stats.pairs is the pair count, and up to
+ *   REFERENCE_TESTS_MAX taking part stats.tests is the count from its
+ *   definition (reference_tests);
  * - the same bits from every other ISA (PLEAT_CPU_ISA, tests/isas.h: those
  *   this machine has) and thread count, from a context on a job system that
  *   drops ranges (buggy_enqueue), and from the CUDA backend
@@ -41,6 +45,7 @@
 #include "fuzz_common.h"
 #include "grid_reference.h"
 #include "isas.h"
+#include "reference.h" /* reference_response, reference_tests */
 #include "portable.h"
 #include "scenes.h" /* pleat_scene_random, pleat_scene_uniform */
 
@@ -55,6 +60,8 @@
 #include <string.h>
 
 #define BRUTE_MAX 1500u
+/* reference_tests is O(n^2) with a key per particle of each pair */
+#define REFERENCE_TESTS_MAX 400u
 
 /* every variant, then "" (the library's own choice), each at 1 to 3 threads */
 static const char *const isas[] = {PLEAT_TEST_ISAS, ""};
@@ -864,6 +871,28 @@ static void same_error_elsewhere(const fz_case *c, const float *before, pleat_st
     free(again);
 }
 
+/* Every coordinate of a taking-part particle against the double-precision
+ * Jacobi response over the reference's num pairs (ref) of the particles as
+ * they were (before): within reference_tolerance, an independent check of
+ * the corrections, which the comparison of contexts is not (they share
+ * core/pair.h). */
+static void check_response(const fz_case *c, const float *before, const uint32_t *ref, size_t num,
+                           const uint32_t *pairs_of, const uint8_t *part)
+{
+    double *want = xcalloc(4 * (size_t)c->count, sizeof(double));
+    reference_response(before, c->count, &c->params, ref, num, want);
+    for (uint32_t i = 0; i < c->count; ++i)
+        for (int k = 0; part[i] && k < 3; ++k) {
+            double w = want[4 * (size_t)i + k], got = c->particles[4 * (size_t)i + k];
+            if (!(fabs(got - w) <= reference_tolerance(w, pairs_of[i], c->params.distance))) {
+                fprintf(stderr, "particle %u axis %d: %a, reference %a (%u pairs)\n", i, k, got,
+                        w, pairs_of[i]);
+                fail("response differs from the double-precision reference");
+            }
+        }
+    free(want);
+}
+
 void fz_collide(const uint8_t *data, size_t size)
 {
     fz_init();
@@ -928,6 +957,8 @@ void fz_collide(const uint8_t *data, size_t size)
             pairs_of[ref[k]]++;
     }
     CHECK(stats.tests >= stats.pairs, "tests >= pairs");
+    CHECK(m > REFERENCE_TESTS_MAX || stats.tests == reference_tests(before, c.count, p),
+          "stats.tests as its definition counts them");
     if (verbose)
         fprintf(stderr, "self_collide: count %u, taking part %u, pairs %llu, tests %llu\n",
                 c.count, m, (unsigned long long)stats.pairs, (unsigned long long)stats.tests);
@@ -963,6 +994,8 @@ void fz_collide(const uint8_t *data, size_t size)
             }
         }
     }
+    if (num != SIZE_MAX)
+        check_response(&c, before, ref, num, pairs_of, part);
 
     /* the same bits from every other ISA and thread count, the job system
      * and CUDA, each with its test limit at this call's tests (which a
@@ -985,7 +1018,8 @@ void fz_collide(const uint8_t *data, size_t size)
                     contexts[c.first % (unsigned)num_contexts].threads);
             fail("same bits across ISAs and thread counts");
         }
-        CHECK(st2.pairs == stats.pairs, "same pair count across contexts");
+        CHECK(st2.pairs == stats.pairs && st2.tests == stats.tests,
+              "same pair and test counts across contexts");
     }
 #ifdef PLEAT_FUZZ_REQUIRE_CUDA
     device_path(&c, before, c.particles, PLEAT_OK, &stats, 0, 0);

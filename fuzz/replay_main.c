@@ -2,7 +2,9 @@
  * file named on the command line, or every file in a named directory, once
  * through LLVMFuzzerTestOneInput. The corpus replay tests use it, so the
  * seed corpus and the regression inputs run in every build, under the
- * sanitizers of the asan preset too. */
+ * sanitizers of the asan preset too. Each file's path goes to stderr before
+ * it runs, so that an abort (a broken invariant, a sanitizer's report)
+ * follows the name of the input that caused it. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,14 +27,19 @@ static int run_file(const char *path)
     size_t got;
     while (data && (got = fread(data + n, 1, cap - n, f)) > 0) {
         n += got;
-        if (n == cap)
-            data = realloc(data, cap *= 2);
+        if (n == cap) {
+            uint8_t *more = realloc(data, cap *= 2);
+            if (!more)
+                free(data);
+            data = more;
+        }
     }
     fclose(f);
     if (!data) {
         fprintf(stderr, "out of memory reading %s\n", path);
         return 1;
     }
+    fprintf(stderr, "%s\n", path);
     LLVMFuzzerTestOneInput(data, n);
     free(data);
     return 0;
