@@ -2,6 +2,7 @@
  * instruction set and thread count, next to a plain 27-cell grid baseline.
  * `pleat-bench --help` says what it measures and how. */
 #include "baseline.h"
+#include "cli.h"
 #include "report.h"
 #include "portable.h"
 #include "scenes.h"
@@ -227,17 +228,6 @@ static int parse_size(const char *text, uint32_t *out)
     return 0;
 }
 
-static int parse_int(const char *text, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (end == text || *end || errno || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* The list options' text, read once every option is in (--quick changes the
    default sizes). */
 typedef struct option_lists {
@@ -298,17 +288,17 @@ static int set_valued(const char *arg, char *value, options *o, option_lists *li
     else if (!strcmp(arg, "--backend"))
         lists->backends = value;
     else if (!strcmp(arg, "--repeats")) {
-        if (parse_int(value, 1, 100000, &v))
+        if (cli_parse_long(value, 1, 100000, &v))
             return fail_usage("--repeats", value);
         o->repeats = (int)v;
     } else if (!strcmp(arg, "--rounds")) {
-        if (parse_int(value, 1, 1000, &v))
+        if (cli_parse_long(value, 1, 1000, &v))
             return fail_usage("--rounds", value);
         o->rounds = (int)v;
     } else if (!strcmp(arg, "--seed")) {
         return parse_seed(value, &o->seed);
     } else {
-        if (parse_int(value, 0, 1 << 24, &v))
+        if (cli_parse_long(value, 0, 1 << 24, &v))
             return fail_usage("--max-tests", value);
         o->tests_per_particle = (uint32_t)v;
     }
@@ -393,7 +383,7 @@ static int parse_threads(char *text, options *o)
         return 2;
     for (int i = 0; i < count; ++i) {
         long v;
-        if (parse_int(items[i], 0, PLEAT_MAX_CPU_THREADS, &v))
+        if (cli_parse_long(items[i], 0, PLEAT_MAX_CPU_THREADS, &v))
             return fail_usage("thread count", items[i]);
         o->threads[o->num_threads++] = (int)v;
     }

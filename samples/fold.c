@@ -1,11 +1,11 @@
 /* Times pleat_self_collide on an accordion-folded sheet (rest positions
  * given) and prints the pairs found, ms per call (median) and the backend. */
+#include "cli.h"
 #include "portable.h"
 #include "scenes.h"
 
 #include <pleat.h>
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,18 +23,6 @@ static int usage(FILE *out, const char *argv0, int status)
             "  bad command line.\n",
             argv0, PLEAT_MAX_CPU_THREADS);
     return status;
-}
-
-/* A whole decimal number in [lo, hi] into *out; -1 for anything else. */
-static int parse_long(const char *text, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
 }
 
 /* The arrays of a run: the sheet as made (n particles, `bytes` long), a copy
@@ -92,13 +80,13 @@ static int parse_args(int argc, char **argv, long *res, long *layers, long *repe
         if (!v)
             bad = 1;
         else if (!strcmp(o, "--res"))
-            bad = parse_long(v, 2, 8192, res);
+            bad = cli_parse_long(v, 2, 8192, res);
         else if (!strcmp(o, "--layers"))
-            bad = parse_long(v, 1, 8192, layers);
+            bad = cli_parse_long(v, 1, 8192, layers);
         else if (!strcmp(o, "--repeats"))
-            bad = parse_long(v, 1, 100000, repeats);
+            bad = cli_parse_long(v, 1, 100000, repeats);
         else if (!strcmp(o, "--threads"))
-            bad = parse_long(v, 0, PLEAT_MAX_CPU_THREADS, &threads);
+            bad = cli_parse_long(v, 0, PLEAT_MAX_CPU_THREADS, &threads);
         else if (!strcmp(o, "--backend") && !strcmp(v, "cpu"))
             desc->backend = PLEAT_BACKEND_CPU;
         else if (!strcmp(o, "--backend") && !strcmp(v, "cuda"))

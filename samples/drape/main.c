@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L /* isatty, mkdir */
 #endif
 
+#include "cli.h"
 #include "cloth.h"
 #include "png.h"
 #include "render.h"
@@ -84,17 +85,6 @@ static void usage(FILE *f)
             cloth_scene_default_frames(CLOTH_SCENE_PILE));
 }
 
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 /* Returns 0 to run, 1 after --help, 2 on a bad command line. */
 static int parse_options(int argc, char **argv, options *o)
 {
@@ -107,6 +97,7 @@ static int parse_options(int argc, char **argv, options *o)
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *value = NULL;
         char name[32];
+        long number;
         const char *eq = strchr(arg, '=');
         size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
         if (len >= sizeof name) {
@@ -144,15 +135,17 @@ static int parse_options(int argc, char **argv, options *o)
                 return 2;
             }
         } else if (!strcmp(name, "--res")) {
-            if (parse_int(value, MIN_RES, MAX_RES, &o->res)) {
+            if (cli_parse_long(value, MIN_RES, MAX_RES, &number)) {
                 fprintf(stderr, "pleat-drape: --res must be %d..%d\n", MIN_RES, MAX_RES);
                 return 2;
             }
+            o->res = (int)number;
         } else if (!strcmp(name, "--frames")) {
-            if (parse_int(value, 1, 1000000, &o->frames)) {
+            if (cli_parse_long(value, 1, 1000000, &number)) {
                 fprintf(stderr, "pleat-drape: --frames must be 1..1000000\n");
                 return 2;
             }
+            o->frames = (int)number;
         } else if (!strcmp(name, "--backend")) {
             if (!strcmp(value, "auto"))
                 o->backend = PLEAT_BACKEND_AUTO;
