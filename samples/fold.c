@@ -76,7 +76,7 @@ static int parse_args(int argc, char **argv, long *res, long *layers, long *repe
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(o, "--help"))
             return usage(stdout, argv[0], -1);
-        int bad;
+        int bad = 0;
         if (!v)
             bad = 1;
         else if (!strcmp(o, "--res"))
