@@ -11,7 +11,8 @@
 #     sums zeroed): __ballot_sync and __shfl_sync order no memory;
 #   - the sums and counters many threads add to are added atomically: the
 #     emulator's lanes never interleave a read-modify-write, so a plain +=
-#     there would lose no update.
+#     there would lose no update (an atomic whose old value is unused may
+#     be a red. instruction, so either counts).
 # Each rule names a kernel, a pattern its PTX must match and, for a count,
 # how many times at least: what the source had when this was written (a
 # change that needs fewer says why here).
@@ -34,22 +35,22 @@ set(rules
   "st\\.shared\\.u64<then>bar\\.warp\\.sync<then>shfl\\.sync\\.bfly" between
   "a warp barrier between the own sums zeroed and the walk that adds to them (sweep.cu)"
 
-  "pleat_sweep_kernelIL15pleat_cuda_mode2E" "atom\\.shared\\.add\\.u64" 6
+  "pleat_sweep_kernelIL15pleat_cuda_mode2E" "(atom|red)\\.shared\\.add\\.u64" 6
   "the own sums added atomically, a warp's lanes adding to one another's (sweep.cu, correct)"
 
-  "pleat_sweep_kernelIL15pleat_cuda_mode2E" "atom\\.global\\.add\\.u64" 11
+  "pleat_sweep_kernelIL15pleat_cuda_mode2E" "(atom|red)\\.global\\.add\\.u64" 11
   "the corrections' fixed-point sums and the pair counts added atomically (sweep.cu)"
 
-  "pleat_sweep_kernelIL15pleat_cuda_mode1E" "atom\\.global\\.add\\.u64" 5
+  "pleat_sweep_kernelIL15pleat_cuda_mode1E" "(atom|red)\\.global\\.add\\.u64" 5
   "the listed pairs' slots and the pair counts taken atomically (sweep.cu)"
 
-  "pleat_sweep_kernelIL15pleat_cuda_mode0E" "atom\\.global\\.add\\.u64" 2
+  "pleat_sweep_kernelIL15pleat_cuda_mode0E" "(atom|red)\\.global\\.add\\.u64" 2
   "the pair and test counts added atomically (sweep.cu, count)"
 
-  "pleat_limit_kernel" "atom\\.global\\.add\\.u64" 1
+  "pleat_limit_kernel" "(atom|red)\\.global\\.add\\.u64" 1
   "the blocks' tests added atomically to the call's total (sweep.cu)"
 
-  "pleat_bounds_kernel" "atom\\.global\\.or\\.b32" 1
+  "pleat_bounds_kernel" "(atom|red)\\.global\\.or\\.b32" 1
   "each index claimed in the bitmap atomically, so a repeated one is found (keys.cu)")
 
 if(NOT PTX)
@@ -86,12 +87,12 @@ foreach(i RANGE 0 ${last} 4)
     string(APPEND failed "\n  no kernel ${kernel}")
   elseif(times STREQUAL "between")
     string(REPLACE "<then>" ";" abc "${what}")
-    list(GET abc 0 first)
-    list(GET abc 1 middle)
-    list(GET abc 2 last)
-    string(REGEX REPLACE "${last}.*" "" head "${body}")
-    string(REGEX REPLACE "^.*${first}" "" gap "${head}")
-    if(head STREQUAL body OR gap STREQUAL head OR NOT gap MATCHES "${middle}")
+    list(GET abc 0 a)
+    list(GET abc 1 b)
+    list(GET abc 2 c)
+    string(REGEX REPLACE "${c}.*" "" head "${body}")
+    string(REGEX REPLACE "^.*${a}" "" gap "${head}")
+    if(head STREQUAL body OR gap STREQUAL head OR NOT gap MATCHES "${b}")
       string(APPEND failed "\n  ${kernel}: missing ${why}")
     endif()
   elseif(times EQUAL 0)
