@@ -14,7 +14,7 @@
  * flat sheet. Inverse mass 1. Count: res * res. Returns the layers made,
  * fewer than asked when the columns run out first (res 8 in 5: 4 of 2). */
 uint32_t pleat_scene_folded_sheet(uint32_t res, uint32_t layers, float spacing, float gap,
-                              float *particles, float *rest);
+                                  float *particles, float *rest);
 
 /* count points uniform in a cube sized for about `neighbours` others within
  * `distance` of each; inverse mass 1. seed: any value. */

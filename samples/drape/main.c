@@ -23,8 +23,7 @@
 #ifdef _WIN32
 #include <direct.h>
 #include <io.h>
-#include <sys/stat.h>
-#include <sys/types.h>
+#include <windows.h>
 #define stderr_is_terminal() _isatty(_fileno(stderr))
 #define make_directory(path) _mkdir(path)
 #else
@@ -285,12 +284,13 @@ static int draw_row(canvas *cv, cloth_scene scene, const cloth sheets[2], const 
     return 0;
 }
 
-/* 1 when path names a folder. */
+/* 1 when path names a folder (on Windows also with a separator at its end,
+ * which the C runtime's _stat refuses). */
 static int is_directory(const char *path)
 {
 #ifdef _WIN32
-    struct _stat st;
-    return _stat(path, &st) == 0 && (st.st_mode & _S_IFDIR);
+    DWORD attributes = GetFileAttributesA(path);
+    return attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY);
 #else
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);

@@ -43,5 +43,5 @@ target_include_directories(pleat_emulated
   PUBLIC ${PROJECT_SOURCE_DIR}/include)
 target_compile_options(pleat_emulated PRIVATE ${_emu_flags}
   # the frame's pointers checked at each launch
-  $<$<COMPILE_LANGUAGE:CXX>:-include ${CMAKE_CURRENT_LIST_DIR}/frame_check.h>)
+  "$<$<COMPILE_LANGUAGE:CXX>:SHELL:-include ${CMAKE_CURRENT_LIST_DIR}/frame_check.h>")
 target_link_libraries(pleat_emulated PUBLIC pleat_cuda_emulator ${PLEAT_HOST_LINK_DEPS})
