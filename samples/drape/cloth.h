@@ -44,10 +44,10 @@ typedef struct cloth {
     int substeps;      /* per frame: 8, more for a finer sheet (cloth.c: substeps_for) */
     int self_collision;
 
-    /* pleat_self_collide's calls: the time of each, their pairs and tests */
+    /* pleat_self_collide's calls: the time of each, and their pairs */
     double *call_ms;
     size_t num_calls, call_capacity;
-    uint64_t pairs, tests;
+    uint64_t pairs;
 } cloth;
 
 /* Builds the scene's sheet. Returns 0, or -1 when memory runs out. */
