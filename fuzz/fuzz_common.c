@@ -15,6 +15,8 @@
  *   (read_coord) and an inverse mass (read_mass); rest positions; indices.
  *   generated: count u16, seed u32, pattern u8, inject u8; rest and indices
  *   come from the PRNG.
+ *   Last, either way: limit u8, the test limit's selector (0: none; see
+ *   limit_below and the error paths).
  *
  * Checks on every input, for whichever function runs:
  * - the status is a pleat_status value, and the one the contract gives
@@ -32,6 +34,11 @@
  *   tests/reference.h's tolerance; stats.pairs is the pair count, and up to
  *   REFERENCE_TESTS_MAX taking part stats.tests is the count from its
  *   definition (reference_tests);
+ * - params.max_tests: a limit at the call's tests changes nothing; one
+ *   under them gives TOO_MANY_TESTS (in find_pairs before CAPACITY) and
+ *   writes nothing, wherever the walk stops (the input's limit byte spreads
+ *   it from 1 test to all but one); a limit never changes an error, which
+ *   the data checks find first;
  * - the same bits from every other ISA (PLEAT_CPU_ISA, tests/isas.h: those
  *   this machine has) and thread count, from a context on a job system that
  *   drops ranges (buggy_enqueue), and from the CUDA backend
@@ -386,6 +393,7 @@ typedef struct fz_case {
     int misuse;         /* -1 or enum misuse */
     unsigned capacity;  /* find_pairs capacity variants */
     int generated;
+    uint8_t limit;      /* the test limit's selector: see test_limit */
 } fz_case;
 
 static void *xcalloc(size_t n, size_t size)
@@ -581,6 +589,7 @@ static void decode(fz_case *c, const uint8_t *data, size_t size)
         if (flags & 1)
             read_indices(c, &d);
     }
+    c->limit = u8(&d.r);
     c->params.rest_positions = c->rest;
     c->params.indices = c->indices;
     c->params.num_indices = c->num_indices;
@@ -847,6 +856,15 @@ static void device_path(const fz_case *c, const float *before, const float *afte
 }
 #endif
 
+/* A test limit under a call's tests (>= 2) from the input's selector: one
+ * test fewer without it (0); k in 1..255 from 1 test (k = 1) to all but one
+ * (k = 255), so that the parts of the sweep stop at every point of their
+ * walk. */
+static uint64_t limit_below(const fz_case *c, uint64_t tests)
+{
+    return c->limit ? 1 + (tests - 2) * c->limit / 255 : tests - 1;
+}
+
 /* A call that failed on the first context fails alike on every other one
  * (other ISAs and thread counts, the job system, CUDA), on a fresh copy of
  * the start, and writes nothing there either. */
@@ -912,6 +930,9 @@ void fz_collide(const uint8_t *data, size_t size)
     int particles_null = c.misuse == MISUSE_NULL_PARTICLES;
     pleat_context *ctx = ctx_null ? NULL : contexts[c.first % (unsigned)num_contexts].ctx;
     pleat_status want = expected_status(&c, ctx_null, params_null, particles_null, 0);
+    /* the data checks come before the test limit: it changes no error */
+    if (want != PLEAT_OK)
+        c.params.max_tests = c.limit;
 
     pleat_stats stats;
     memset(&stats, 0xa5, sizeof stats);
@@ -1024,19 +1045,29 @@ void fz_collide(const uint8_t *data, size_t size)
 #ifdef PLEAT_FUZZ_REQUIRE_CUDA
     device_path(&c, before, c.particles, PLEAT_OK, &stats, 0, 0);
 #endif
-    /* and one test fewer on one of them (a limit of 0 is none): stopped,
-     * nothing written */
+    /* and a limit under the call's tests (one of 0 is none): stopped,
+     * nothing written; one test fewer on one of them, or the input's limit
+     * on every one (and the device path), each stopping where it does */
     if (n_other > 0 && stats.tests > 1) {
-        memcpy(again, before, fbytes);
-        pleat_stats st2;
-        memset(&st2, 0xa5, sizeof st2);
-        const pleat_stats st2_before = st2;
-        at_limit.max_tests = stats.tests - 1;
-        pleat_status s2 = pleat_self_collide(contexts[other[c.first % (unsigned)n_other]].ctx,
-                                             again, c.count, &at_limit, &st2);
-        check_status(s2, PLEAT_ERROR_TOO_MANY_TESTS, "one test over the limit");
-        CHECK(same_bits(again, before, fbytes), "particles untouched over the limit");
-        CHECK(same_bits(&st2, &st2_before, sizeof st2), "stats untouched over the limit");
+        at_limit.max_tests = limit_below(&c, stats.tests);
+        int from = c.limit ? 0 : (int)(c.first % (unsigned)n_other);
+        for (int k = from; k < (c.limit ? n_other : from + 1); ++k) {
+            memcpy(again, before, fbytes);
+            pleat_stats st2;
+            memset(&st2, 0xa5, sizeof st2);
+            const pleat_stats st2_before = st2;
+            pleat_status s2 =
+                pleat_self_collide(contexts[other[k]].ctx, again, c.count, &at_limit, &st2);
+            check_status(s2, PLEAT_ERROR_TOO_MANY_TESTS, "over the test limit");
+            CHECK(same_bits(again, before, fbytes), "particles untouched over the limit");
+            CHECK(same_bits(&st2, &st2_before, sizeof st2), "stats untouched over the limit");
+        }
+#ifdef PLEAT_FUZZ_REQUIRE_CUDA
+        if (c.limit) {
+            c.params.max_tests = at_limit.max_tests;
+            device_path(&c, before, NULL, PLEAT_ERROR_TOO_MANY_TESTS, NULL, 0, 0);
+        }
+#endif
     }
     free(again);
     free(pairs_of);
@@ -1061,6 +1092,55 @@ static int all_sentinel(const uint32_t *v, size_t n)
     return 1;
 }
 
+/* A find_pairs call that ctx must refuse with `want` (num_pairs NULL
+ * where num_null): a size query and a call with an array of 4 pairs (too
+ * small or not) alike, neither num_pairs nor the array written (`what`
+ * names it in the report). */
+static void pairs_refused(pleat_context *ctx, const float *particles, uint32_t count,
+                          const pleat_params *p, int num_null, pleat_status want,
+                          const char *what)
+{
+    uint32_t buf[8];
+    for (int k = 0; k < 8; ++k)
+        buf[k] = SENTINEL;
+    size_t n2 = SIZE_MAX - 1, *num = num_null ? NULL : &n2;
+    check_status(pleat_find_pairs(ctx, particles, count, p, NULL, 0, num), want, what);
+    check_status(pleat_find_pairs(ctx, particles, count, p, buf, 4, num), want, what);
+    CHECK(n2 == SIZE_MAX - 1 && all_sentinel(buf, 8), "refused find_pairs wrote nothing");
+}
+
+/* With the input's test limit: the list made at the call's tests, and
+ * every context refusing one under them, TOO_MANY_TESTS before CAPACITY
+ * (tests from pleat_self_collide on a copy, the same count). */
+static void pairs_at_limits(const fz_case *c, pleat_context *ctx, const uint32_t *list,
+                            size_t total)
+{
+    float *copy = xcalloc(4 * (size_t)c->count, sizeof(float));
+    memcpy(copy, c->particles, 4 * (size_t)c->count * sizeof(float));
+    pleat_stats st;
+    CHECK(pleat_self_collide(ctx, copy, c->count, &c->params, &st) == PLEAT_OK,
+          "self_collide of a find_pairs input");
+    free(copy);
+    pleat_params p = c->params;
+    p.max_tests = st.tests;
+    uint32_t *again = xcalloc(2 * total + 1, sizeof *again);
+    size_t n2 = 0;
+    CHECK(pleat_find_pairs(ctx, c->particles, c->count, &p, again, total, &n2) == PLEAT_OK &&
+              n2 == total && same_bits(again, list, 2 * total * sizeof *again),
+          "find_pairs at the limit: the same list");
+    free(again);
+    if (st.tests < 2)
+        return;
+    p.max_tests = limit_below(c, st.tests);
+    pairs_refused(ctx, c->particles, c->count, &p, 0, PLEAT_ERROR_TOO_MANY_TESTS,
+                  "find_pairs over the test limit");
+    int other[NUM_ISAS + 3];
+    int n_other = others(c->first, other);
+    for (int k = 0; k < n_other; ++k)
+        pairs_refused(contexts[other[k]].ctx, c->particles, c->count, &p, 0,
+                      PLEAT_ERROR_TOO_MANY_TESTS, "other context: find_pairs over the limit");
+}
+
 /* find_pairs' error on the first context, on every other one: the same
  * status, and neither num_pairs nor the array written. */
 static void same_pairs_error_elsewhere(const fz_case *c, pleat_status want, int params_null,
@@ -1068,17 +1148,10 @@ static void same_pairs_error_elsewhere(const fz_case *c, pleat_status want, int 
 {
     int other[NUM_ISAS + 3];
     int n_other = others(c->first, other);
-    for (int k = 0; k < n_other; ++k) {
-        uint32_t buf[8];
-        for (int i = 0; i < 8; ++i)
-            buf[i] = SENTINEL;
-        size_t n2 = SIZE_MAX - 1;
-        pleat_status s =
-            pleat_find_pairs(contexts[other[k]].ctx, particles_null ? NULL : c->particles, c->count,
-                             params_null ? NULL : &c->params, buf, 4, num_null ? NULL : &n2);
-        CHECK(s == want, "other context: the same find_pairs error");
-        CHECK(n2 == SIZE_MAX - 1 && all_sentinel(buf, 8), "other context: outputs untouched");
-    }
+    for (int k = 0; k < n_other; ++k)
+        pairs_refused(contexts[other[k]].ctx, particles_null ? NULL : c->particles, c->count,
+                      params_null ? NULL : &c->params, num_null, want,
+                      "other context: the same find_pairs error");
 }
 
 void fz_pairs(const uint8_t *data, size_t size)
@@ -1097,6 +1170,8 @@ void fz_pairs(const uint8_t *data, size_t size)
     const float *parts = particles_null ? NULL : c.particles;
     const pleat_params *params = params_null ? NULL : &c.params;
     pleat_status want = expected_status(&c, ctx_null, params_null, particles_null, num_null);
+    if (want != PLEAT_OK)
+        c.params.max_tests = c.limit; /* which changes no error */
 
     /* size query */
     size_t total = SIZE_MAX - 1;
@@ -1107,13 +1182,8 @@ void fz_pairs(const uint8_t *data, size_t size)
     if (s != PLEAT_OK) {
         CHECK(total == SIZE_MAX - 1, "num_pairs not written on error");
         /* and with an array: nothing written to it either */
-        uint32_t buf[8];
-        for (int k = 0; k < 8; ++k)
-            buf[k] = SENTINEL;
-        size_t n2 = SIZE_MAX - 1;
-        s = pleat_find_pairs(ctx, parts, c.count, params, buf, 4, num_null ? NULL : &n2);
-        CHECK(s == want, "find_pairs status (with an array)");
-        CHECK(n2 == SIZE_MAX - 1 && all_sentinel(buf, 8), "outputs untouched on error");
+        pairs_refused(ctx, parts, c.count, params, num_null, want,
+                      "find_pairs status (with an array)");
         if (!ctx_null)
             same_pairs_error_elsewhere(&c, s, params_null, particles_null, num_null);
         goto done;
@@ -1188,6 +1258,8 @@ void fz_pairs(const uint8_t *data, size_t size)
         CHECK(s == PLEAT_OK && n2 == total, "other context: status and total");
         CHECK(same_bits(again, buf, 2 * total * sizeof *buf), "same pairs across contexts");
     }
+    if (c.limit)
+        pairs_at_limits(&c, ctx, buf, total);
     CHECK(same_bits(c.particles, before, fbytes), "particles untouched by find_pairs");
     free(again);
     free(buf);

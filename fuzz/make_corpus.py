@@ -8,6 +8,7 @@ change of the format: python3 fuzz/make_corpus.py
 """
 import os
 import random
+import re
 import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -184,9 +185,24 @@ for pattern in range(5):
         seeds["generated_%d%s" % (pattern, tag)] = header(flags=flags | ctx << 4, dist=dist_lat(16)) + \
             struct.pack("<HIBB", 3000 + 1000 * pattern, 1000 + pattern, pattern, inject)
 
+# the test limit, the last byte of either kind of input: k in 1..255 puts a
+# valid call's limit between 1 test and all but one of its tests (every
+# context stops at its own point of the walk), an invalid call's at k tests,
+# which must not change its error
+for base, k in (("dense_300", 128), ("lattice_27", 1), ("indices_and_rest", 200),
+                ("nan_position", 1), ("generated_2_negative_mass", 3), ("rest_nan_lane", 9),
+                ("generated_1_indices_rest", 40), ("generated_3_dup_index", 1)):
+    seeds["limit_%s_%d" % (base, k)] = seeds[base] + bytes([k])
+for pattern in range(5):
+    for k in (1, 90, 255):
+        seeds["limit_generated_%d_%d" % (pattern, k)] = seeds["generated_%d" % pattern] + bytes([k])
+
 os.makedirs(OUT, exist_ok=True)
+# the seeds are rewritten; inputs the fuzzers found (named by their SHA-1)
+# are kept
 for name in os.listdir(OUT):
-    os.remove(os.path.join(OUT, name))
+    if not re.fullmatch("[0-9a-f]{40}", name):
+        os.remove(os.path.join(OUT, name))
 for name, data in sorted(seeds.items()):
     with open(os.path.join(OUT, name), "wb") as f:
         f.write(data)
