@@ -121,13 +121,13 @@ template <typename T> T __shfl_down_sync(unsigned mask, T v, unsigned delta)
 inline int __popc(unsigned v) { return __builtin_popcount(v); }
 
 /* Atomics: emulated threads only switch inside the intrinsics above, so a
- * read-modify-write is never interleaved, and a plain one would pass here
- * too: tests/ptx_sync.cmake checks that the kernels' PTX keeps its atomics. */
+ * read-modify-write is never interleaved, and a plain one would give the
+ * same bits here: tests/ptx_sync.cmake checks that the kernels' PTX keeps
+ * its atomics, and the race mode (emu.h) takes a plain one for a race.
+ * Relaxed, as a GPU's are. */
 template <typename T> inline T pleat_emu_fetch_add(T *p, T v)
 {
-    T old = *p;
-    *p = old + v;
-    return old;
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 inline unsigned atomicAdd(unsigned *p, unsigned v) { return pleat_emu_fetch_add(p, v); }
 inline int atomicAdd(int *p, int v) { return pleat_emu_fetch_add(p, v); }
@@ -137,15 +137,15 @@ inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
 }
 inline unsigned atomicOr(unsigned *p, unsigned v)
 {
-    unsigned old = *p;
-    *p = old | v;
-    return old;
+    return __atomic_fetch_or(p, v, __ATOMIC_RELAXED);
 }
 /* Counts up to limit, then wraps to 0. */
 inline unsigned atomicInc(unsigned *p, unsigned limit)
 {
-    unsigned old = *p;
-    *p = old >= limit ? 0 : old + 1;
+    unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(p, &old, old >= limit ? 0 : old + 1, true,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
     return old;
 }
 /* Every thread sees every write at once here (emu.h): nothing to order. */

@@ -12,7 +12,8 @@
  * of speed, of memory ordering between threads (each sees the others'
  * writes at once: a fence, or a __syncwarp that only orders memory where
  * another intrinsic already brings the lanes together, can go missing
- * unseen) or of nvcc's code generation; a pass here is not a GPU result.
+ * unseen, but for the race mode below) or of nvcc's code generation; a pass
+ * here is not a GPU result.
  * What it does model, strictly:
  *
  * - Threads. Every thread of a block runs the kernel on a fiber of its own
@@ -82,6 +83,15 @@
  *   and work on the legacy stream while a blocking stream captures.
  * - Fork. The runtime does not survive a fork() of a process that called
  *   it: a call in the child aborts.
+ * - Races, with PLEAT_CUDA_EMULATOR_RACES=1 in a ThreadSanitizer build
+ *   (without one, that setting aborts). Each thread of a block is a thread
+ *   of ThreadSanitizer's, with a stack of its own, ordered only as a GPU
+ *   orders it: by __syncthreads, by __syncwarp among its mask's lanes, and
+ *   by the block's start and end, never by a shuffle or a ballot; atomics
+ *   are atomic. So a missing barrier, or a plain read-modify-write in
+ *   place of an atomic, between two threads of a block is a data race
+ *   ThreadSanitizer reports. Blocks still run one after another, each after
+ *   all the one before did: races between blocks go unseen (engine.cc).
  * Anything else it does not model aborts rather than guess.
  *
  * One process-wide lock serialises every call; the kernels run on the

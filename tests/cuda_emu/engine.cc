@@ -27,16 +27,20 @@
 /* ThreadSanitizer keeps a shadow state per fiber: a switch it is not told
  * of mixes two stacks' frames and clocks. Each switch synchronises the two
  * fibers (flags 0), as the lanes of a block do not race in the emulator:
- * only the host threads that call it do, through its lock. */
-#if defined(__SANITIZE_THREAD__)
-#define PLEAT_EMU_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PLEAT_EMU_TSAN 1
-#endif
-#endif
-#ifdef PLEAT_EMU_TSAN
+ * only the host threads that call it do, through its lock. In the race
+ * mode (emu.h, PLEAT_CUDA_EMULATOR_RACES) each emulated thread is a
+ * ThreadSanitizer thread of its own instead, switched to without
+ * synchronising: see `races` below. This file is built without
+ * ThreadSanitizer's instrumentation (library.cmake), so that its own
+ * bookkeeping, which fibers and the scheduler share, is not taken for the
+ * kernels' races, and its frames never straddle two of those threads. */
+#ifdef PLEAT_EMU_TSAN /* library.cmake: a build with ThreadSanitizer */
 #include <sanitizer/tsan_interface.h>
+/* ThreadSanitizer's dynamic annotations (no header declares them) */
+extern "C" void AnnotateIgnoreReadsBegin(const char *file, int line);
+extern "C" void AnnotateIgnoreReadsEnd(const char *file, int line);
+extern "C" void AnnotateIgnoreWritesBegin(const char *file, int line);
+extern "C" void AnnotateIgnoreWritesEnd(const char *file, int line);
 #endif
 
 #if !defined(__x86_64__)
@@ -92,6 +96,10 @@ struct thread_rec {
     bool at_syncthreads;
     fiber *f;
     uint64_t result;
+    /* the race mode: past a __syncwarp, the lanes of `synced` released
+     * into slots[lane] */
+    unsigned synced;
+    void *slots[32];
 };
 
 /* Lanes of one warp waiting at one intrinsic. */
@@ -100,6 +108,7 @@ struct warp_wait {
     unsigned mask, arrived;
     uint64_t value[32];
     unsigned arg[32];
+    void *slots[32]; /* the race mode: each lane's release at a __syncwarp */
 };
 
 struct block_run {
@@ -111,6 +120,8 @@ struct block_run {
     unsigned started, exited, at_syncthreads;
     std::vector<std::vector<warp_wait>> waits; /* per warp */
     std::vector<unsigned> exited_lanes;        /* per warp */
+    unsigned barriers;                         /* __syncthreads completed */
+    std::vector<fiber *> done;                 /* the race mode: see fiber_main */
 };
 
 block_run *blk;
@@ -125,13 +136,44 @@ size_t sched_size;
 /* ThreadSanitizer's state of the scheduler (the calling host thread's) */
 void *sched_tsan;
 std::vector<fiber *> idle_fibers;
+/* The race mode (PLEAT_CUDA_EMULATOR_RACES=1, in a ThreadSanitizer build):
+ * each thread index of a block has a ThreadSanitizer state of its own
+ * (lane_tsan, none of the stacks'), which the thread's kernel code runs on,
+ * and a stack of its own in its block; switches between them and the
+ * scheduler do not synchronise. What orders two threads is what orders them
+ * on a GPU: __syncthreads (a release at the barrier, an acquire past it,
+ * alternating between two objects so that no thread acquires a release
+ * made past the barrier it left), __syncwarp (each lane releases into a
+ * slot of its own and acquires those of the lanes of its mask), never a
+ * shuffle or a ballot (which order no memory), and the block's start and
+ * end: blocks run one after another, each acquiring all that the one before
+ * it did, as they share the emulator's shared memory (its bits and
+ * ThreadSanitizer's record of it) and stacks; so races between blocks go
+ * unseen. Atomics are atomic (cuda_runtime.h). */
+const bool races = [] {
+    const char *v = getenv("PLEAT_CUDA_EMULATOR_RACES");
+    if (!v || strcmp(v, "1") != 0)
+        return false;
+#ifndef PLEAT_EMU_TSAN
+    die("PLEAT_CUDA_EMULATOR_RACES=1 needs a build with ThreadSanitizer (the tsan preset)");
+#endif
+    return true;
+}();
+char block_start, block_end, barrier[2]; /* addresses to synchronise on */
+const unsigned SLOTS = 1u << 16;         /* __syncwarp releases, in turn */
+char warp_slots[SLOTS];
+unsigned next_slot;
 #ifdef PLEAT_EMU_TSAN
+std::vector<void *> lane_tsan; /* by thread index, made when first needed */
 /* ThreadSanitizer counts each fiber as a thread, so it takes a forked child
  * for a multi-threaded fork's and ignores its synchronisation: fibers made
  * before the fork report false races there. The child makes its own. */
-const int fresh_fibers_after_fork =
-    pthread_atfork(nullptr, nullptr, [] { idle_fibers.clear(); });
+const int fresh_fibers_after_fork = pthread_atfork(nullptr, nullptr, [] {
+    idle_fibers.clear();
+    lane_tsan.clear();
+});
 #endif
+
 /* PLEAT_CUDA_EMULATOR_ORDER=reverse: threads start and resume last first,
  * and blocks run last first */
 bool reverse_order = [] {
@@ -152,6 +194,67 @@ const char *kind_name(pleat_emu::exchange_kind k)
 }
 
 unsigned tid_of(const thread_rec *t) { return (unsigned)(t - blk->threads.data()); }
+
+/* The race mode's happens-before edges (nothing without it). */
+void race_release(void *at)
+{
+#ifdef PLEAT_EMU_TSAN
+    if (races)
+        __tsan_release(at);
+#else
+    (void)at;
+#endif
+}
+
+void race_acquire(void *at)
+{
+#ifdef PLEAT_EMU_TSAN
+    if (races)
+        __tsan_acquire(at);
+#else
+    (void)at;
+#endif
+}
+
+/* In the race mode, what an emulated thread does inside the emulator (its
+ * containers' copies and allocations, which the library's interceptors
+ * see) is not the kernel's and races with nothing: between these two
+ * calls, which a switch away and back may separate, it is not recorded. */
+void bookkeeping_begin()
+{
+#ifdef PLEAT_EMU_TSAN
+    if (races) {
+        AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+        AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
+    }
+#endif
+}
+
+void bookkeeping_end()
+{
+#ifdef PLEAT_EMU_TSAN
+    if (races) {
+        AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
+        AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+    }
+#endif
+}
+
+#ifdef PLEAT_EMU_TSAN
+/* The race mode's ThreadSanitizer state of thread index `tid`. */
+void *lane_state(unsigned tid)
+{
+    if (lane_tsan.size() <= tid)
+        lane_tsan.resize(tid + 1, nullptr);
+    if (!lane_tsan[tid]) {
+        lane_tsan[tid] = __tsan_create_fiber(0);
+        char name[48];
+        snprintf(name, sizeof name, "emulated CUDA thread %u of a block", tid);
+        __tsan_set_fiber_name(lane_tsan[tid], name);
+    }
+    return lane_tsan[tid];
+}
+#endif
 
 /* Back on a stack after a switch (`fake_stack`: what the switch away from
  * it saved); on a fiber, from the scheduler, whose stack it notes. */
@@ -180,7 +283,7 @@ void switch_stack(void **save_sp, void **fake_stack, void *load_sp, const void *
     (void)size;
 #endif
 #ifdef PLEAT_EMU_TSAN
-    __tsan_switch_to_fiber(tsan, 0);
+    __tsan_switch_to_fiber(tsan, races ? __tsan_switch_to_fiber_no_sync : 0);
 #else
     (void)tsan;
 #endif
@@ -205,10 +308,13 @@ void run_on(fiber *f, thread_rec *t)
 {
     cur_fiber = f;
     become(t);
+    void *tsan = f->tsan;
 #ifdef PLEAT_EMU_TSAN
     sched_tsan = __tsan_get_current_fiber(); /* a grid may run on any host thread */
+    if (races) /* the thread it resumes, or the one it starts (fiber_main) */
+        tsan = lane_state(t ? tid_of(t) : blk->order[blk->started]);
 #endif
-    switch_stack(&sched_sp, &sched_fake_stack, f->sp, f, STACK - GUARD, true, f->tsan);
+    switch_stack(&sched_sp, &sched_fake_stack, f->sp, f, STACK - GUARD, true, tsan);
 }
 
 void thread_exit(thread_rec *t)
@@ -226,7 +332,9 @@ void thread_exit(thread_rec *t)
 }
 
 /* Every fiber runs this: unstarted threads of the block, one after another,
- * until none is left; then it waits to be given the next block. Never
+ * until none is left (in the race mode, one: ThreadSanitizer would take a
+ * stack's reuse by the next thread for a race), then it waits to be given
+ * the next block. Never
  * returns (not marked so: under AddressSanitizer a call to a noreturn
  * function unpoisons the stack it thinks it is on, the caller's). */
 void fiber_main()
@@ -237,10 +345,16 @@ void fiber_main()
             t->state = RUNNING;
             t->f = cur_fiber;
             become(t);
+            race_acquire(&block_start);
             (*blk->body)();
+            race_release(&block_end);
             thread_exit(cur);
+            if (races)
+                break;
         }
-        idle_fibers.push_back(cur_fiber);
+        bookkeeping_begin();
+        (races ? blk->done : idle_fibers).push_back(cur_fiber);
+        bookkeeping_end();
         to_scheduler();
     }
 }
@@ -301,6 +415,7 @@ void run_block(block_run &b)
     if (__start_pleat_emu_shared)
         fill_noise(__start_pleat_emu_shared,
                    (size_t)(__stop_pleat_emu_shared - __start_pleat_emu_shared));
+    race_release(&block_start);
     for (;;) {
         if (b.started < b.n) {
             fiber *f;
@@ -327,6 +442,9 @@ void run_block(block_run &b)
         if (!resumed && b.exited < b.n)
             deadlock();
     }
+    race_acquire(&block_end);
+    idle_fibers.insert(idle_fibers.end(), b.done.begin(), b.done.end());
+    b.done.clear();
     blk = nullptr;
 }
 
@@ -347,8 +465,8 @@ void run_grid(const std::function<void()> &body, dim3 grid, dim3 block)
         const unsigned x = reverse_order ? grid.x - 1 - k : k;
         b.bidx = blockIdx = uint3{x, 0, 0};
         for (unsigned t = 0; t < b.n; ++t)
-            b.threads[t] = thread_rec{{t, 0, 0}, UNSTARTED, false, nullptr, 0};
-        b.started = b.exited = b.at_syncthreads = 0;
+            b.threads[t] = thread_rec{{t, 0, 0}, UNSTARTED, false, nullptr, 0, 0, {}};
+        b.started = b.exited = b.at_syncthreads = b.barriers = 0;
         std::fill(b.exited_lanes.begin(), b.exited_lanes.end(), 0u);
         run_block(b);
     }
@@ -393,6 +511,10 @@ void complete(warp_wait &w, unsigned warp)
         thread_rec &t = blk->threads[warp * 32 + l];
         t.result = r;
         t.state = READY;
+        if (races && w.kind == pleat_emu::SYNC_WARP) {
+            t.synced = w.mask;
+            memcpy(t.slots, w.slots, sizeof t.slots);
+        }
     }
 }
 
@@ -411,6 +533,7 @@ uint64_t exchange(exchange_kind kind, unsigned mask, uint64_t value, unsigned ar
 {
     if (!blk)
         die("%s outside a kernel", kind_name(kind));
+    bookkeeping_begin();
     thread_rec *t = cur;
     const unsigned tid = tid_of(t), warp = tid / 32, lane = tid % 32;
     const unsigned width = blk->n - warp * 32 < 32 ? blk->n - warp * 32 : 32;
@@ -432,7 +555,7 @@ uint64_t exchange(exchange_kind kind, unsigned mask, uint64_t value, unsigned ar
             die("lanes of warp %u wait with overlapping masks %08x and %08x", warp, x.mask, mask);
     }
     if (!w) {
-        waits.push_back(warp_wait{kind, mask, 0, {}, {}});
+        waits.push_back(warp_wait{kind, mask, 0, {}, {}, {}});
         w = &waits.back();
     } else if (w->kind != kind) {
         die("lanes of warp %u meet at different intrinsics: %s and %s", warp, kind_name(w->kind),
@@ -441,12 +564,20 @@ uint64_t exchange(exchange_kind kind, unsigned mask, uint64_t value, unsigned ar
     w->value[lane] = value;
     w->arg[lane] = arg;
     w->arrived |= 1u << lane;
+    if (races && kind == SYNC_WARP) {
+        w->slots[lane] = &warp_slots[next_slot++ % SLOTS];
+        race_release(w->slots[lane]);
+    }
     t->state = WAITING;
     if (w->arrived == mask) {
         complete(*w, warp);
         waits.erase(waits.begin() + (w - waits.data()));
     }
     to_scheduler(); /* even the last to arrive: the order decides who goes on */
+    for (unsigned m = t->synced; m; m &= m - 1)
+        race_acquire(t->slots[__builtin_ctz(m)]);
+    t->synced = 0;
+    bookkeeping_end();
     return t->result;
 }
 
@@ -459,14 +590,18 @@ void sync_threads()
     thread_rec *t = cur;
     t->state = WAITING;
     t->at_syncthreads = true;
+    char *bar = &barrier[blk->barriers & 1];
+    race_release(bar);
     if (++blk->at_syncthreads == blk->n) {
         blk->at_syncthreads = 0;
+        ++blk->barriers;
         for (thread_rec &o : blk->threads) {
             o.at_syncthreads = false;
             o.state = READY;
         }
     }
     to_scheduler(); /* even the last to arrive: the order decides who goes on */
+    race_acquire(bar);
 }
 
 cudaError_t launch(const cudaLaunchConfig_t *c, std::function<void()> grid)

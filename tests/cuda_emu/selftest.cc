@@ -6,7 +6,9 @@
  * past an allocation, lanes that leave a warp intrinsic waiting, shared
  * memory read before it is written, and order-dependent code (the expected
  * result of the racy kernel depends on PLEAT_CUDA_EMULATOR_ORDER, so CTest
- * runs this in both orders).
+ * runs this in both orders). With --races, in a ThreadSanitizer build and
+ * the race mode, only what that mode reports as a race and what it does
+ * not (races()).
  * Exit status 0 when every check passed.
  */
 #include "cub/device/device_radix_sort.cuh"
@@ -1005,6 +1007,97 @@ static void order()
     cudaFree(d);
 }
 
+/* ---- the race mode --------------------------------------------------------------- */
+
+/* How the lanes of race_kernel's warp, or its two warps, meet between a
+ * write and a read of another thread's. */
+enum race_case {
+    RACE_NOTHING,      /* lane 3 reads what lane 2 wrote, nothing between */
+    RACE_SHUFFLE,      /* a shuffle between, which orders no memory */
+    RACE_SYNCWARP,     /* __syncwarp between */
+    RACE_OTHER_WARP,   /* __syncwarp, but the reader is in the other warp */
+    RACE_SYNCTHREADS,  /* __syncthreads, the reader in the other warp */
+    RACE_PLAIN_ADD,    /* every thread adds 1 to one word, plainly */
+    RACE_ATOMIC_ADD,   /* the same with atomicAdd */
+    RACE_NEXT_BARRIER, /* past a __syncthreads, a thread writes what one read before it */
+};
+
+__global__ void race_kernel(unsigned *out, race_case c)
+{
+    __shared__ unsigned s;
+    unsigned local[64]; /* each thread's stack is its own */
+    for (unsigned k = 0; k < 64; ++k)
+        local[k] = threadIdx.x + k;
+    const unsigned t = threadIdx.x, writer = 2, reader = c >= RACE_OTHER_WARP ? 35 : 3;
+    if (c == RACE_PLAIN_ADD || c == RACE_ATOMIC_ADD) {
+        if (c == RACE_PLAIN_ADD)
+            out[0] += local[0] - t + 1;
+        else
+            atomicAdd(out, local[0] - t + 1);
+        return;
+    }
+    if (c == RACE_NEXT_BARRIER) {
+        const unsigned seen = out[1]; /* all read, then one writes */
+        __syncthreads();
+        if (t == writer)
+            out[1] = seen + local[63];
+        return;
+    }
+    if (t == writer)
+        s = local[5];
+    if (c == RACE_SHUFFLE)
+        __shfl_sync(0xffffffffu, t, 0);
+    if (c == RACE_SYNCWARP || c == RACE_OTHER_WARP)
+        __syncwarp();
+    if (c == RACE_SYNCTHREADS)
+        __syncthreads();
+    if (t == reader)
+        out[0] = s;
+}
+
+/* Whether fn, run in a child process, exits with status code. */
+template <typename F> static bool exits_with(int code, F fn)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stderr); /* ThreadSanitizer's report is expected */
+        fn();
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == code;
+}
+
+/* The race mode (PLEAT_CUDA_EMULATOR_RACES=1, in a ThreadSanitizer build,
+ * which reports a race with exit status 66): what orders threads on a GPU
+ * orders them there, and nothing else. The race-free cases run in two
+ * blocks of the same shared memory, and none shares a stack. */
+static void races()
+{
+    unsigned *d = device<unsigned>(2);
+    auto run = [d](race_case c) {
+        return [d, c]() {
+            cudaMemset(d, 0, 2 * sizeof(unsigned));
+            launch(race_kernel, 2, 64, nullptr, d, c);
+            cudaDeviceSynchronize();
+        };
+    };
+    const int reported = 66;
+    expect(exits_with(reported, run(RACE_NOTHING)), "a read of another lane's write races");
+    expect(exits_with(reported, run(RACE_SHUFFLE)), "a shuffle orders no memory");
+    expect(exits_with(0, run(RACE_SYNCWARP)), "__syncwarp orders its lanes");
+    expect(exits_with(reported, run(RACE_OTHER_WARP)), "__syncwarp orders no other warp");
+    expect(exits_with(0, run(RACE_SYNCTHREADS)), "__syncthreads orders the block");
+    expect(exits_with(reported, run(RACE_PLAIN_ADD)), "a plain add of many threads races");
+    expect(exits_with(0, run(RACE_ATOMIC_ADD)), "atomicAdd does not race");
+    expect(exits_with(0, run(RACE_NEXT_BARRIER)), "a write past a barrier follows its reads");
+    run(RACE_ATOMIC_ADD)();
+    expect(back(d, 1)[0] == 2 * 64, "atomicAdd adds");
+    cudaFree(d);
+}
+
 /* ---- floating point ------------------------------------------------------------ */
 
 /* out[0] = a * a (1e-20 squared: a subnormal), out[1] = 1 / b (3: inexact) */
@@ -1054,9 +1147,14 @@ static void fork_child()
            "unless the test lets the child call");
 }
 
-int main()
+int main(int argc, char **argv)
 {
     pleat_emu_survive_fork(1); /* the death tests run the emulator in children */
+    if (argc > 1 && strcmp(argv[1], "--races") == 0) {
+        races(); /* the race mode's (the other sections race on purpose) */
+        printf("cuda emulator, race mode: %d passed, %d failed\n", checks - failures, failures);
+        return failures ? 1 : 0;
+    }
     fork_child();
     intrinsics();
     syncthreads();
