@@ -16,7 +16,8 @@
  *   generated: count u16, seed u32, pattern u8, inject u8; rest and indices
  *   come from the PRNG.
  *   Last, either way: limit u8, the test limit's selector (0: none; see
- *   limit_below and the error paths).
+ *   limit_below and the error paths); then heap u8, an allocation to fail
+ *   (0: none; see allocation_failure).
  *
  * Checks on every input, for whichever function runs:
  * - the status is a pleat_status value, and the one the contract gives
@@ -39,6 +40,10 @@
  *   writes nothing, wherever the walk stops (the input's limit byte spreads
  *   it from 1 test to all but one); a limit never changes an error, which
  *   the data checks find first;
+ * - self_collide with the input's allocation failing on a fresh context
+ *   (every context's heap is the harness's): OUT_OF_MEMORY with nothing
+ *   written, or what the call gives without it; then the same context
+ *   gives that, and once destroyed it holds no block;
  * - the same bits from every other ISA (PLEAT_CPU_ISA, tests/isas.h: those
  *   this machine has) and thread count, from a context on a job system that
  *   drops ranges (buggy_enqueue), and from the CUDA backend
@@ -62,6 +67,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +120,43 @@ static pleat_status create(const char *isa, int threads, pleat_context **out)
     return s;
 }
 
+/* ---- the heap ---------------------------------------------------------- */
+
+/* Every context takes its host memory from here (pleat_set_allocator,
+ * before the first one is made): an input can make the k-th allocation from
+ * now fail, or every one from the k-th on, and the blocks held are
+ * counted. A call's worker threads allocate too. */
+static atomic_ulong allocations, fail_from; /* fail_from 0: none */
+static atomic_int fail_on;                  /* every one from fail_from on */
+static atomic_long live_blocks;
+
+static void *heap_alloc(size_t size, size_t alignment, void *alloc_context)
+{
+    (void)alloc_context;
+    const unsigned long n = atomic_fetch_add(&allocations, 1) + 1, k = atomic_load(&fail_from);
+    if (k && (n == k || (n > k && atomic_load(&fail_on))))
+        return NULL;
+    void *block = NULL;
+    if (posix_memalign(&block, alignment > sizeof(void *) ? alignment : sizeof(void *), size))
+        fail("harness out of memory");
+    atomic_fetch_add(&live_blocks, 1);
+    return block;
+}
+
+static void heap_free(void *block, void *alloc_context)
+{
+    (void)alloc_context;
+    atomic_fetch_sub(&live_blocks, 1);
+    free(block);
+}
+
+static void fail_allocation(unsigned long k, int on)
+{
+    atomic_store(&allocations, 0);
+    atomic_store(&fail_on, on);
+    atomic_store(&fail_from, k);
+}
+
 /* A job system that breaks its contract (pleat.h guards against that):
  * it runs a stage's ranges of one task on the calling thread, drops every
  * other one (pleat runs those tasks itself after it) and hands out an
@@ -158,11 +201,27 @@ static void add_isa(int k)
     }
 }
 
-/* The CUDA context, where one can be made, and the job system's. */
-static void add_cuda_and_jobs(void)
+static pleat_context_desc cuda_desc(void)
 {
     pleat_context_desc d = pleat_default_context_desc();
     d.backend = PLEAT_BACKEND_CUDA;
+    return d;
+}
+
+static pleat_context_desc jobs_desc(void)
+{
+    pleat_context_desc d = pleat_default_context_desc();
+    d.backend = PLEAT_BACKEND_CPU;
+    d.cpu_threads = 3;
+    d.enqueue_tasks = buggy_enqueue;
+    d.finish_tasks = unused_finish;
+    return d;
+}
+
+/* The CUDA context, where one can be made, and the job system's. */
+static void add_cuda_and_jobs(void)
+{
+    pleat_context_desc d = cuda_desc();
     pleat_context *gpu = NULL;
     pleat_status s = pleat_context_create(&d, &gpu);
     CHECK(s == PLEAT_OK || s == PLEAT_ERROR_BACKEND_UNAVAILABLE, "CUDA context creation");
@@ -173,15 +232,23 @@ static void add_cuda_and_jobs(void)
         cuda = num_contexts;
         contexts[num_contexts++] = (fz_context){gpu, "cuda", 1};
     }
-    d = pleat_default_context_desc();
-    d.backend = PLEAT_BACKEND_CPU;
-    d.cpu_threads = 3;
-    d.enqueue_tasks = buggy_enqueue;
-    d.finish_tasks = unused_finish;
+    d = jobs_desc();
     pleat_context *on_jobs = NULL;
     CHECK(pleat_context_create(&d, &on_jobs) == PLEAT_OK, "a context on a job system");
     jobs = num_contexts;
     contexts[num_contexts++] = (fz_context){on_jobs, "jobs", 3};
+}
+
+/* A new context like contexts[k]: its ISA and threads, CUDA, or the job
+ * system's. */
+static pleat_context *fresh_like(int k)
+{
+    pleat_context *ctx = NULL;
+    pleat_context_desc d = k == cuda ? cuda_desc() : jobs_desc();
+    CHECK((k == cuda || k == jobs ? pleat_context_create(&d, &ctx)
+                                  : create(contexts[k].isa, contexts[k].threads, &ctx)) == PLEAT_OK,
+          "a fresh context");
+    return ctx;
 }
 
 void fz_init(void)
@@ -189,6 +256,7 @@ void fz_init(void)
     if (num_contexts)
         return;
     verbose = getenv("PLEAT_FUZZ_VERBOSE") != NULL;
+    CHECK(pleat_set_allocator(heap_alloc, heap_free, NULL) == PLEAT_OK, "the harness's heap");
     /* "" (the library's choice) last: the input's 4 bits pick the first
      * context among at most 16, and with every x86 variant, CUDA and the
      * job system there are 17; "" at 3 threads, which the input cannot
@@ -393,7 +461,8 @@ typedef struct fz_case {
     int misuse;         /* -1 or enum misuse */
     unsigned capacity;  /* find_pairs capacity variants */
     int generated;
-    uint8_t limit;      /* the test limit's selector: see test_limit */
+    uint8_t limit;      /* the test limit's selector: see limit_below */
+    uint8_t heap;       /* the allocation to fail: see allocation_failure */
 } fz_case;
 
 static void *xcalloc(size_t n, size_t size)
@@ -590,6 +659,7 @@ static void decode(fz_case *c, const uint8_t *data, size_t size)
             read_indices(c, &d);
     }
     c->limit = u8(&d.r);
+    c->heap = u8(&d.r);
     c->params.rest_positions = c->rest;
     c->params.indices = c->indices;
     c->params.num_indices = c->num_indices;
@@ -620,12 +690,13 @@ static int finite4(const float *p, int n)
     return 1;
 }
 
-/* The status pleat.h promises for this case (never OUT_OF_MEMORY). */
-static pleat_status expected_status(const fz_case *c, int ctx_null, int params_null,
+/* pleat.h's first checks, of the pointers and params: INVALID_ARGUMENT
+ * or OK. No allocation comes before them. */
+static pleat_status argument_status(const fz_case *c, int ctx_null, int params_null,
                                     int particles_null, int num_pairs_null)
 {
     const pleat_params *p = &c->params;
-    if (ctx_null || params_null || (particles_null && c->count > 0))
+    if (ctx_null || params_null || (particles_null && c->count > 0) || num_pairs_null)
         return PLEAT_ERROR_INVALID_ARGUMENT;
     float d = p->distance, s = p->stiffness;
     /* d * d finite, and normal unless d is 0 */
@@ -634,7 +705,15 @@ static pleat_status expected_status(const fz_case *c, int ctx_null, int params_n
         return PLEAT_ERROR_INVALID_ARGUMENT;
     if (p->num_indices > 0 && !p->indices)
         return PLEAT_ERROR_INVALID_ARGUMENT;
-    if (num_pairs_null)
+    return PLEAT_OK;
+}
+
+/* The status pleat.h promises for this case (never OUT_OF_MEMORY). */
+static pleat_status expected_status(const fz_case *c, int ctx_null, int params_null,
+                                    int particles_null, int num_pairs_null)
+{
+    const pleat_params *p = &c->params;
+    if (argument_status(c, ctx_null, params_null, particles_null, num_pairs_null) != PLEAT_OK)
         return PLEAT_ERROR_INVALID_ARGUMENT;
     uint32_t m = p->indices ? p->num_indices : c->count;
     if (p->indices) {
@@ -889,6 +968,68 @@ static void same_error_elsewhere(const fz_case *c, const float *before, pleat_st
     free(again);
 }
 
+/* One self_collide of allocation_failure's on ctx, from `before`, with
+ * the k-th allocation from now failing (and every one after it where the
+ * input's heap byte has bit 7; k 0: none): it gives `want` and the bits
+ * `after`, or, failing where it may run out, OUT_OF_MEMORY, with nothing
+ * written on error. Returns the allocations it made. */
+static unsigned long heap_call(pleat_context *ctx, const fz_case *c, const float *before,
+                               const float *after, pleat_status want, unsigned long k,
+                               int may_run_out)
+{
+    const size_t fbytes = 4 * (size_t)c->count * sizeof(float);
+    float *again = xcalloc(4 * (size_t)c->count, sizeof(float));
+    memcpy(again, before, fbytes);
+    pleat_stats st;
+    memset(&st, 0xa5, sizeof st);
+    const pleat_stats st_before = st;
+    fail_allocation(k, c->heap >> 7);
+    pleat_status s = pleat_self_collide(ctx, again, c->count, &c->params, &st);
+    const unsigned long made = atomic_load(&allocations);
+    fail_allocation(0, 0);
+    if (verbose && k)
+        fprintf(stderr, "self_collide, allocation %lu of %s failing: %s\n", k,
+                c->heap >> 7 ? "the rest" : "one", pleat_status_string(s));
+    if (!k || !may_run_out || s != PLEAT_ERROR_OUT_OF_MEMORY)
+        check_status(s, want, k ? "an allocation failing" : "a call on a fresh context");
+    CHECK(s == PLEAT_OK ? same_bits(again, after, fbytes)
+                        : same_bits(again, before, fbytes) && same_bits(&st, &st_before, sizeof st),
+          "with an allocation failing or not: the call's bits, or nothing written");
+    free(again);
+    return made;
+}
+
+/* The input's allocation failure (its heap byte: 0 none), in self_collide
+ * on a fresh context like the first. A call on one such context counts the
+ * allocations a call makes there (n); on another, the k-th of them fails,
+ * k = 1 + (bits 0-6) mod n, and with bit 7 every one after it too: the
+ * call gives `want` and the bits `after` (NULL on error), or OUT_OF_MEMORY
+ * unless its argument checks fail, with nothing written; then the same
+ * context, allowed to allocate, gives `want` and `after`. Destroyed, each
+ * holds no block. Misuse inputs are left out (their contexts and
+ * pointers). */
+static void allocation_failure(const fz_case *c, const float *before, const float *after,
+                               pleat_status want)
+{
+    if (!c->heap || c->misuse >= 0)
+        return;
+    const int first = (int)(c->first % (unsigned)num_contexts);
+    const int may_run_out = argument_status(c, 0, 0, 0, 0) == PLEAT_OK;
+    const long live = atomic_load(&live_blocks);
+    pleat_context *ctx = fresh_like(first);
+    const unsigned long n = heap_call(ctx, c, before, after, want, 0, may_run_out);
+    pleat_context_destroy(ctx);
+    if (verbose)
+        fprintf(stderr, "self_collide on a fresh context: %lu allocations\n", n);
+    if (n > 0) {
+        ctx = fresh_like(first);
+        heap_call(ctx, c, before, after, want, 1 + (c->heap & 127u) % n, may_run_out);
+        heap_call(ctx, c, before, after, want, 0, may_run_out);
+        pleat_context_destroy(ctx);
+    }
+    CHECK(atomic_load(&live_blocks) == live, "a destroyed context holds no block");
+}
+
 /* Every coordinate of a taking-part particle against the double-precision
  * Jacobi response over the reference's num pairs (ref) of the particles as
  * they were (before): within reference_tolerance, an independent check of
@@ -949,6 +1090,7 @@ void fz_collide(const uint8_t *data, size_t size)
         CHECK(same_bits(&stats, &stats_before, sizeof stats), "stats untouched on error");
         if (!ctx_null) {
             same_error_elsewhere(&c, before, s, params_null, particles_null);
+            allocation_failure(&c, before, NULL, s);
 #ifdef PLEAT_FUZZ_REQUIRE_CUDA
             device_path(&c, before, NULL, s, NULL, params_null, particles_null);
 #endif
@@ -1042,6 +1184,7 @@ void fz_collide(const uint8_t *data, size_t size)
         CHECK(st2.pairs == stats.pairs && st2.tests == stats.tests,
               "same pair and test counts across contexts");
     }
+    allocation_failure(&c, before, c.particles, PLEAT_OK);
 #ifdef PLEAT_FUZZ_REQUIRE_CUDA
     device_path(&c, before, c.particles, PLEAT_OK, &stats, 0, 0);
 #endif

@@ -197,6 +197,13 @@ for pattern in range(5):
     for k in (1, 90, 255):
         seeds["limit_generated_%d_%d" % (pattern, k)] = seeds["generated_%d" % pattern] + bytes([k])
 
+# the heap, the byte after the limit: the k-th allocation of a call on a
+# fresh context fails (k = bits 0-6), and with bit 7 every one after it
+for base, k in (("dense_300", 1), ("dense_300", 3), ("dense_300", 0x82), ("indices_and_rest", 2),
+                ("generated_0", 1), ("generated_1_indices_rest", 4), ("generated_2", 0x85),
+                ("generated_3", 9), ("generated_4_nan", 1), ("coincident", 0x81)):
+    seeds["heap_%s_%d" % (base, k)] = seeds[base] + bytes([0, k])
+
 os.makedirs(OUT, exist_ok=True)
 # the seeds are rewritten; inputs the fuzzers found (named by their SHA-1)
 # are kept
