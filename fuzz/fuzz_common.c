@@ -40,7 +40,7 @@
  *   writes nothing, wherever the walk stops (the input's limit byte spreads
  *   it from 1 test to all but one); a limit never changes an error, which
  *   the data checks find first;
- * - self_collide with the input's allocation failing on a fresh context
+ * - either call with the input's allocation failing on a fresh context
  *   (every context's heap is the harness's): OUT_OF_MEMORY with nothing
  *   written, or what the call gives without it; then the same context
  *   gives that, and once destroyed it holds no block;
@@ -804,6 +804,17 @@ static int same_bits(const void *a, const void *b, size_t bytes)
     return bytes == 0 || memcmp(a, b, bytes) == 0;
 }
 
+/* what an output array holds where nothing may be written */
+#define SENTINEL 0xa5a5a5a5u
+
+static int all_sentinel(const uint32_t *v, size_t n)
+{
+    for (size_t k = 0; k < n; ++k)
+        if (v[k] != SENTINEL)
+            return 0;
+    return 1;
+}
+
 /* The reference pairs of a valid case; NULL with *num = SIZE_MAX when the
  * case is too big for brute force and too spread out for the grid. */
 static uint32_t *reference_pairs(const fz_case *c, size_t *num)
@@ -968,48 +979,70 @@ static void same_error_elsewhere(const fz_case *c, const float *before, pleat_st
     free(again);
 }
 
-/* One self_collide of allocation_failure's on ctx, from `before`, with
- * the k-th allocation from now failing (and every one after it where the
- * input's heap byte has bit 7; k 0: none): it gives `want` and the bits
- * `after`, or, failing where it may run out, OUT_OF_MEMORY, with nothing
- * written on error. Returns the allocations it made. */
-static unsigned long heap_call(pleat_context *ctx, const fz_case *c, const float *before,
-                               const float *after, pleat_status want, unsigned long k,
-                               int may_run_out)
+/* What the calls of allocation_failure must give: `want`, and on success
+ * self_collide's bits `after` from `before`, or find_pairs' list (`list`,
+ * `total` pairs) of the case's particles. */
+typedef struct heap_expect {
+    pleat_status want;
+    const float *before, *after; /* self_collide; after NULL: find_pairs */
+    const uint32_t *list;
+    size_t total;
+} heap_expect;
+
+/* One call of allocation_failure's on ctx (the allocation failing as
+ * fail_allocation says: k 0 none): `want` and its result, or, where it may
+ * run out, OUT_OF_MEMORY; on error, nothing written. The allocations it
+ * made. */
+static unsigned long heap_call(pleat_context *ctx, const fz_case *c, const heap_expect *e,
+                               unsigned long k, int may_run_out)
 {
-    const size_t fbytes = 4 * (size_t)c->count * sizeof(float);
+    const size_t fbytes = 4 * (size_t)c->count * sizeof(float), words = 2 * e->total + 8;
     float *again = xcalloc(4 * (size_t)c->count, sizeof(float));
-    memcpy(again, before, fbytes);
+    uint32_t *list = xcalloc(words, sizeof *list);
+    memcpy(again, e->before, fbytes);
+    for (size_t w = 0; w < words; ++w)
+        list[w] = SENTINEL;
     pleat_stats st;
     memset(&st, 0xa5, sizeof st);
     const pleat_stats st_before = st;
+    size_t num = SIZE_MAX - 1;
     fail_allocation(k, c->heap >> 7);
-    pleat_status s = pleat_self_collide(ctx, again, c->count, &c->params, &st);
+    pleat_status s = e->after ? pleat_self_collide(ctx, again, c->count, &c->params, &st)
+                              : pleat_find_pairs(ctx, e->before, c->count, &c->params, list,
+                                                 e->total, &num);
     const unsigned long made = atomic_load(&allocations);
     fail_allocation(0, 0);
     if (verbose && k)
-        fprintf(stderr, "self_collide, allocation %lu of %s failing: %s\n", k,
-                c->heap >> 7 ? "the rest" : "one", pleat_status_string(s));
+        fprintf(stderr, "%s, allocation %lu of %s failing: %s\n",
+                e->after ? "self_collide" : "find_pairs", k, c->heap >> 7 ? "the rest" : "one",
+                pleat_status_string(s));
     if (!k || !may_run_out || s != PLEAT_ERROR_OUT_OF_MEMORY)
-        check_status(s, want, k ? "an allocation failing" : "a call on a fresh context");
-    CHECK(s == PLEAT_OK ? same_bits(again, after, fbytes)
-                        : same_bits(again, before, fbytes) && same_bits(&st, &st_before, sizeof st),
-          "with an allocation failing or not: the call's bits, or nothing written");
+        check_status(s, e->want, k ? "an allocation failing" : "a call on a fresh context");
+    if (e->after)
+        CHECK(s == PLEAT_OK ? same_bits(again, e->after, fbytes)
+                            : same_bits(again, e->before, fbytes) &&
+                                  same_bits(&st, &st_before, sizeof st),
+              "with an allocation failing or not: the call's bits, or nothing written");
+    else
+        CHECK(s == PLEAT_OK ? num == e->total &&
+                                  same_bits(list, e->list, 2 * e->total * sizeof *list) &&
+                                  all_sentinel(list + 2 * e->total, 8)
+                            : num == SIZE_MAX - 1 && all_sentinel(list, words),
+              "with an allocation failing or not: the list, or nothing written");
+    free(list);
     free(again);
     return made;
 }
 
-/* The input's allocation failure (its heap byte: 0 none), in self_collide
- * on a fresh context like the first. A call on one such context counts the
+/* The input's allocation failure (its heap byte: 0 none), on a fresh
+ * context like the first. A call on one such context counts the
  * allocations a call makes there (n); on another, the k-th of them fails,
  * k = 1 + (bits 0-6) mod n, and with bit 7 every one after it too: the
- * call gives `want` and the bits `after` (NULL on error), or OUT_OF_MEMORY
- * unless its argument checks fail, with nothing written; then the same
- * context, allowed to allocate, gives `want` and `after`. Destroyed, each
- * holds no block. Misuse inputs are left out (their contexts and
- * pointers). */
-static void allocation_failure(const fz_case *c, const float *before, const float *after,
-                               pleat_status want)
+ * call gives what `e` says, or OUT_OF_MEMORY unless its argument checks
+ * fail, with nothing written; then the same context, allowed to allocate,
+ * gives what `e` says. Destroyed, each holds no block. Misuse inputs are
+ * left out (their contexts and pointers). */
+static void allocation_failure(const fz_case *c, const heap_expect *e)
 {
     if (!c->heap || c->misuse >= 0)
         return;
@@ -1017,14 +1050,14 @@ static void allocation_failure(const fz_case *c, const float *before, const floa
     const int may_run_out = argument_status(c, 0, 0, 0, 0) == PLEAT_OK;
     const long live = atomic_load(&live_blocks);
     pleat_context *ctx = fresh_like(first);
-    const unsigned long n = heap_call(ctx, c, before, after, want, 0, may_run_out);
+    const unsigned long n = heap_call(ctx, c, e, 0, may_run_out);
     pleat_context_destroy(ctx);
     if (verbose)
-        fprintf(stderr, "self_collide on a fresh context: %lu allocations\n", n);
+        fprintf(stderr, "a call on a fresh context: %lu allocations\n", n);
     if (n > 0) {
         ctx = fresh_like(first);
-        heap_call(ctx, c, before, after, want, 1 + (c->heap & 127u) % n, may_run_out);
-        heap_call(ctx, c, before, after, want, 0, may_run_out);
+        heap_call(ctx, c, e, 1 + (c->heap & 127u) % n, may_run_out);
+        heap_call(ctx, c, e, 0, may_run_out);
         pleat_context_destroy(ctx);
     }
     CHECK(atomic_load(&live_blocks) == live, "a destroyed context holds no block");
@@ -1090,7 +1123,7 @@ void fz_collide(const uint8_t *data, size_t size)
         CHECK(same_bits(&stats, &stats_before, sizeof stats), "stats untouched on error");
         if (!ctx_null) {
             same_error_elsewhere(&c, before, s, params_null, particles_null);
-            allocation_failure(&c, before, NULL, s);
+            allocation_failure(&c, &(heap_expect){s, before, before, NULL, 0});
 #ifdef PLEAT_FUZZ_REQUIRE_CUDA
             device_path(&c, before, NULL, s, NULL, params_null, particles_null);
 #endif
@@ -1184,7 +1217,7 @@ void fz_collide(const uint8_t *data, size_t size)
         CHECK(st2.pairs == stats.pairs && st2.tests == stats.tests,
               "same pair and test counts across contexts");
     }
-    allocation_failure(&c, before, c.particles, PLEAT_OK);
+    allocation_failure(&c, &(heap_expect){PLEAT_OK, before, c.particles, NULL, 0});
 #ifdef PLEAT_FUZZ_REQUIRE_CUDA
     device_path(&c, before, c.particles, PLEAT_OK, &stats, 0, 0);
 #endif
@@ -1224,16 +1257,6 @@ done:
 }
 
 /* ---- pleat_find_pairs -------------------------------------------------- */
-
-#define SENTINEL 0xa5a5a5a5u
-
-static int all_sentinel(const uint32_t *v, size_t n)
-{
-    for (size_t k = 0; k < n; ++k)
-        if (v[k] != SENTINEL)
-            return 0;
-    return 1;
-}
 
 /* A find_pairs call that ctx must refuse with `want` (num_pairs NULL
  * where num_null): a size query and a call with an array of 4 pairs (too
@@ -1327,8 +1350,10 @@ void fz_pairs(const uint8_t *data, size_t size)
         /* and with an array: nothing written to it either */
         pairs_refused(ctx, parts, c.count, params, num_null, want,
                       "find_pairs status (with an array)");
-        if (!ctx_null)
+        if (!ctx_null) {
             same_pairs_error_elsewhere(&c, s, params_null, particles_null, num_null);
+            allocation_failure(&c, &(heap_expect){s, c.particles, NULL, NULL, 0});
+        }
         goto done;
     }
 
@@ -1403,6 +1428,7 @@ void fz_pairs(const uint8_t *data, size_t size)
     }
     if (c.limit)
         pairs_at_limits(&c, ctx, buf, total);
+    allocation_failure(&c, &(heap_expect){PLEAT_OK, c.particles, NULL, buf, total});
     CHECK(same_bits(c.particles, before, fbytes), "particles untouched by find_pairs");
     free(again);
     free(buf);
