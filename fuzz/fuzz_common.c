@@ -952,7 +952,7 @@ static void device_path(const fz_case *c, const float *before, const float *afte
  * walk. */
 static uint64_t limit_below(const fz_case *c, uint64_t tests)
 {
-    return c->limit ? 1 + (tests - 2) * c->limit / 255 : tests - 1;
+    return c->limit ? 1 + (tests - 2) * (c->limit - 1u) / 254 : tests - 1;
 }
 
 /* A call that failed on the first context fails alike on every other one

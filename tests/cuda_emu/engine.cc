@@ -34,6 +34,13 @@
  * ThreadSanitizer's instrumentation (library.cmake), so that its own
  * bookkeeping, which fibers and the scheduler share, is not taken for the
  * kernels' races, and its frames never straddle two of those threads. */
+#if !defined(PLEAT_EMU_TSAN) && defined(__SANITIZE_THREAD__)
+#error "ThreadSanitizer on engine.cc: library.cmake builds it without, defining PLEAT_EMU_TSAN"
+#elif !defined(PLEAT_EMU_TSAN) && defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#error "ThreadSanitizer on engine.cc: library.cmake builds it without, defining PLEAT_EMU_TSAN"
+#endif
+#endif
 #ifdef PLEAT_EMU_TSAN /* library.cmake: a build with ThreadSanitizer */
 #include <sanitizer/tsan_interface.h>
 /* ThreadSanitizer's dynamic annotations (no header declares them) */
@@ -90,16 +97,20 @@ struct fiber {
 
 enum thread_state { UNSTARTED, RUNNING, WAITING, READY, EXITED };
 
+/* The race mode: what the lanes of one __syncwarp release into and then
+ * acquire, made for it alone (a clock ThreadSanitizer keeps per address
+ * only grows: a reused one would order the lanes after whatever an earlier
+ * barrier's released there), freed by the last lane past it. */
+struct sync_point {
+    unsigned left; /* lanes yet to acquire */
+};
 struct thread_rec {
     uint3 idx;
     thread_state state;
     bool at_syncthreads;
     fiber *f;
     uint64_t result;
-    /* the race mode: past a __syncwarp, the lanes of `synced` released
-     * into slots[lane] */
-    unsigned synced;
-    void *slots[32];
+    sync_point *synced; /* the race mode: the __syncwarp it is past */
 };
 
 /* Lanes of one warp waiting at one intrinsic. */
@@ -108,7 +119,7 @@ struct warp_wait {
     unsigned mask, arrived;
     uint64_t value[32];
     unsigned arg[32];
-    void *slots[32]; /* the race mode: each lane's release at a __syncwarp */
+    sync_point *sync; /* the race mode: at a __syncwarp */
 };
 
 struct block_run {
@@ -160,15 +171,16 @@ const bool races = [] {
     return true;
 }();
 char block_start, block_end, barrier[2]; /* addresses to synchronise on */
-const unsigned SLOTS = 1u << 16;         /* __syncwarp releases, in turn */
-char warp_slots[SLOTS];
-unsigned next_slot;
 #ifdef PLEAT_EMU_TSAN
 std::vector<void *> lane_tsan; /* by thread index, made when first needed */
 /* ThreadSanitizer counts each fiber as a thread, so it takes a forked child
  * for a multi-threaded fork's and ignores its synchronisation: fibers made
- * before the fork report false races there. The child makes its own. */
+ * before the fork report false races there. The child makes its own. In
+ * such a child it reports no race at all, so the race mode refuses to run
+ * a kernel there (run_grid). */
+bool blind_child;
 const int fresh_fibers_after_fork = pthread_atfork(nullptr, nullptr, [] {
+    blind_child = races && !lane_tsan.empty();
     idle_fibers.clear();
     lane_tsan.clear();
 });
@@ -375,10 +387,10 @@ fiber *new_fiber()
     char *stack = (char *)m;
     fiber *f = (fiber *)(stack + GUARD);
     f->fake_stack = nullptr;
+    f->tsan = nullptr; /* the race mode's threads have states of their own */
 #ifdef PLEAT_EMU_TSAN
-    f->tsan = __tsan_create_fiber(0);
-#else
-    f->tsan = nullptr;
+    if (!races)
+        f->tsan = __tsan_create_fiber(0);
 #endif
     /* Each stack's top at another offset: at the same one, the switches'
      * loads and stores would all fall into the same cache sets. */
@@ -450,6 +462,11 @@ void run_block(block_run &b)
 
 void run_grid(const std::function<void()> &body, dim3 grid, dim3 block)
 {
+#ifdef PLEAT_EMU_TSAN
+    if (blind_child)
+        die("the race mode runs no kernel in a fork() child of a process that ran one: "
+            "ThreadSanitizer checks nothing there");
+#endif
     block_run b;
     b.body = &body;
     b.n = block.x;
@@ -465,7 +482,7 @@ void run_grid(const std::function<void()> &body, dim3 grid, dim3 block)
         const unsigned x = reverse_order ? grid.x - 1 - k : k;
         b.bidx = blockIdx = uint3{x, 0, 0};
         for (unsigned t = 0; t < b.n; ++t)
-            b.threads[t] = thread_rec{{t, 0, 0}, UNSTARTED, false, nullptr, 0, 0, {}};
+            b.threads[t] = thread_rec{{t, 0, 0}, UNSTARTED, false, nullptr, 0, nullptr};
         b.started = b.exited = b.at_syncthreads = b.barriers = 0;
         std::fill(b.exited_lanes.begin(), b.exited_lanes.end(), 0u);
         run_block(b);
@@ -511,10 +528,8 @@ void complete(warp_wait &w, unsigned warp)
         thread_rec &t = blk->threads[warp * 32 + l];
         t.result = r;
         t.state = READY;
-        if (races && w.kind == pleat_emu::SYNC_WARP) {
-            t.synced = w.mask;
-            memcpy(t.slots, w.slots, sizeof t.slots);
-        }
+        if (w.sync)
+            t.synced = w.sync;
     }
 }
 
@@ -555,7 +570,7 @@ uint64_t exchange(exchange_kind kind, unsigned mask, uint64_t value, unsigned ar
             die("lanes of warp %u wait with overlapping masks %08x and %08x", warp, x.mask, mask);
     }
     if (!w) {
-        waits.push_back(warp_wait{kind, mask, 0, {}, {}, {}});
+        waits.push_back(warp_wait{kind, mask, 0, {}, {}, nullptr});
         w = &waits.back();
     } else if (w->kind != kind) {
         die("lanes of warp %u meet at different intrinsics: %s and %s", warp, kind_name(w->kind),
@@ -565,8 +580,9 @@ uint64_t exchange(exchange_kind kind, unsigned mask, uint64_t value, unsigned ar
     w->arg[lane] = arg;
     w->arrived |= 1u << lane;
     if (races && kind == SYNC_WARP) {
-        w->slots[lane] = &warp_slots[next_slot++ % SLOTS];
-        race_release(w->slots[lane]);
+        if (!w->sync)
+            w->sync = new sync_point{(unsigned)__builtin_popcount(mask)};
+        race_release(w->sync);
     }
     t->state = WAITING;
     if (w->arrived == mask) {
@@ -574,9 +590,12 @@ uint64_t exchange(exchange_kind kind, unsigned mask, uint64_t value, unsigned ar
         waits.erase(waits.begin() + (w - waits.data()));
     }
     to_scheduler(); /* even the last to arrive: the order decides who goes on */
-    for (unsigned m = t->synced; m; m &= m - 1)
-        race_acquire(t->slots[__builtin_ctz(m)]);
-    t->synced = 0;
+    if (sync_point *p = t->synced) {
+        race_acquire(p);
+        t->synced = nullptr;
+        if (--p->left == 0)
+            delete p;
+    }
     bookkeeping_end();
     return t->result;
 }

@@ -1020,6 +1020,7 @@ enum race_case {
     RACE_PLAIN_ADD,    /* every thread adds 1 to one word, plainly */
     RACE_ATOMIC_ADD,   /* the same with atomicAdd */
     RACE_NEXT_BARRIER, /* past a __syncthreads, a thread writes what one read before it */
+    RACE_LATER_WARP,   /* RACE_OTHER_WARP after the other warp's 4096 __syncwarps */
 };
 
 __global__ void race_kernel(unsigned *out, race_case c)
@@ -1029,6 +1030,9 @@ __global__ void race_kernel(unsigned *out, race_case c)
     for (unsigned k = 0; k < 64; ++k)
         local[k] = threadIdx.x + k;
     const unsigned t = threadIdx.x, writer = 2, reader = c >= RACE_OTHER_WARP ? 35 : 3;
+    if (c == RACE_LATER_WARP && t >= 32) /* no barrier orders warps: however many */
+        for (int k = 0; k < 4096; ++k)
+            __syncwarp();
     if (c == RACE_PLAIN_ADD || c == RACE_ATOMIC_ADD) {
         if (c == RACE_PLAIN_ADD)
             out[0] += local[0] - t + 1;
@@ -1047,7 +1051,7 @@ __global__ void race_kernel(unsigned *out, race_case c)
         s = local[5];
     if (c == RACE_SHUFFLE)
         __shfl_sync(0xffffffffu, t, 0);
-    if (c == RACE_SYNCWARP || c == RACE_OTHER_WARP)
+    if (c == RACE_SYNCWARP || c == RACE_OTHER_WARP || c == RACE_LATER_WARP)
         __syncwarp();
     if (c == RACE_SYNCTHREADS)
         __syncthreads();
@@ -1093,8 +1097,14 @@ static void races()
     expect(exits_with(reported, run(RACE_PLAIN_ADD)), "a plain add of many threads races");
     expect(exits_with(0, run(RACE_ATOMIC_ADD)), "atomicAdd does not race");
     expect(exits_with(0, run(RACE_NEXT_BARRIER)), "a write past a barrier follows its reads");
+    expect(exits_with(reported, run(RACE_LATER_WARP)),
+           "__syncwarp orders no other warp, after many of them");
     run(RACE_ATOMIC_ADD)();
     expect(back(d, 1)[0] == 2 * 64, "atomicAdd adds");
+    /* ThreadSanitizer checks nothing in a child of a process that ran a
+     * kernel in this mode (engine.cc) */
+    expect(dies_of(SIGABRT, run(RACE_NOTHING)),
+           "a kernel in a fork() child of a process that ran one aborts");
     cudaFree(d);
 }
 
