@@ -154,9 +154,9 @@ std::vector<fiber *> idle_fibers;
  * scheduler do not synchronise. What orders two threads is what orders them
  * on a GPU: __syncthreads (a release at the barrier, an acquire past it,
  * alternating between two objects so that no thread acquires a release
- * made past the barrier it left), __syncwarp (each lane releases into a
- * slot of its own and acquires those of the lanes of its mask), never a
- * shuffle or a ballot (which order no memory), and the block's start and
+ * made past the barrier it left), __syncwarp (its lanes release into a
+ * sync_point made for it, which each acquires past it), never a shuffle or
+ * a ballot (which order no memory), and the block's start and
  * end: blocks run one after another, each acquiring all that the one before
  * it did, as they share the emulator's shared memory (its bits and
  * ThreadSanitizer's record of it) and stacks; so races between blocks go
