@@ -136,8 +136,8 @@ static void *heap_alloc(size_t size, size_t alignment, void *alloc_context)
     const unsigned long n = atomic_fetch_add(&allocations, 1) + 1, k = atomic_load(&fail_from);
     if (k && (n == k || (n > k && atomic_load(&fail_on))))
         return NULL;
-    void *block = NULL;
-    if (posix_memalign(&block, alignment > sizeof(void *) ? alignment : sizeof(void *), size))
+    void *block = portable_aligned_alloc(size, alignment);
+    if (!block)
         fail("harness out of memory");
     atomic_fetch_add(&live_blocks, 1);
     return block;
@@ -147,7 +147,7 @@ static void heap_free(void *block, void *alloc_context)
 {
     (void)alloc_context;
     atomic_fetch_sub(&live_blocks, 1);
-    free(block);
+    portable_aligned_free(block);
 }
 
 static void fail_allocation(unsigned long k, int on)

@@ -6,6 +6,7 @@
 
 #ifdef _WIN32
 #define WIN32_LEAN_AND_MEAN
+#include <malloc.h> /* _aligned_malloc */
 #include <windows.h>
 #else
 #include <time.h>
@@ -57,5 +58,27 @@ double portable_now_ms(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+#endif
+}
+
+void *portable_aligned_alloc(size_t size, size_t alignment)
+{
+#ifdef _WIN32
+    return _aligned_malloc(size, alignment);
+#else
+    void *block = NULL;
+    return posix_memalign(&block, alignment > sizeof(void *) ? alignment : sizeof(void *),
+                          size) == 0
+               ? block
+               : NULL;
+#endif
+}
+
+void portable_aligned_free(void *block)
+{
+#ifdef _WIN32
+    _aligned_free(block);
+#else
+    free(block);
 #endif
 }

@@ -4,6 +4,8 @@
 #ifndef PLEAT_SAMPLES_PORTABLE_H
 #define PLEAT_SAMPLES_PORTABLE_H
 
+#include <stddef.h>
+
 /* Sets the environment variable `name` to `value`, or removes it when value
  * is NULL. */
 void portable_setenv(const char *name, const char *value);
@@ -18,5 +20,10 @@ void portable_sleep_us(long us);
 
 /* Milliseconds from a fixed point in the past, monotonic. */
 double portable_now_ms(void);
+
+/* `size` bytes at a multiple of `alignment` (a power of two), or NULL;
+ * given back with portable_aligned_free (Windows: _aligned_malloc). */
+void *portable_aligned_alloc(size_t size, size_t alignment);
+void portable_aligned_free(void *block);
 
 #endif
