@@ -66,19 +66,34 @@ template <typename T> static std::vector<T> back(const T *d, size_t n)
     return h;
 }
 
-/* Whether fn, run in a child process, dies of signal sig. */
-template <typename F> static bool dies_of(int sig, F fn)
+/* How fn, run in a child process, ends (waitpid's status); its messages
+ * (the emulator's, ThreadSanitizer's) are expected, and go nowhere. */
+template <typename F> static int child_status(F fn)
 {
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
-        freopen("/dev/null", "w", stderr); /* the emulator's message is expected */
+        freopen("/dev/null", "w", stderr);
         fn();
         _exit(0);
     }
     int status = 0;
     waitpid(pid, &status, 0);
+    return status;
+}
+
+/* Whether fn, run in a child process, dies of signal sig. */
+template <typename F> static bool dies_of(int sig, F fn)
+{
+    const int status = child_status(fn);
     return WIFSIGNALED(status) && WTERMSIG(status) == sig;
+}
+
+/* Whether fn, run in a child process, exits with status code. */
+template <typename F> static bool exits_with(int code, F fn)
+{
+    const int status = child_status(fn);
+    return WIFEXITED(status) && WEXITSTATUS(status) == code;
 }
 
 /* ---- intrinsics ------------------------------------------------------------ */
@@ -1057,21 +1072,6 @@ __global__ void race_kernel(unsigned *out, race_case c)
         __syncthreads();
     if (t == reader)
         out[0] = s;
-}
-
-/* Whether fn, run in a child process, exits with status code. */
-template <typename F> static bool exits_with(int code, F fn)
-{
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        freopen("/dev/null", "w", stderr); /* ThreadSanitizer's report is expected */
-        fn();
-        _exit(0);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) == code;
 }
 
 /* The race mode (PLEAT_CUDA_EMULATOR_RACES=1, in a ThreadSanitizer build,
