@@ -1123,6 +1123,7 @@ void fz_collide(const uint8_t *data, size_t size)
         CHECK(same_bits(&stats, &stats_before, sizeof stats), "stats untouched on error");
         if (!ctx_null) {
             same_error_elsewhere(&c, before, s, params_null, particles_null);
+            /* `after` set (to anything): self_collide */
             allocation_failure(&c, &(heap_expect){s, before, before, NULL, 0});
 #ifdef PLEAT_FUZZ_REQUIRE_CUDA
             device_path(&c, before, NULL, s, NULL, params_null, particles_null);
