@@ -21,9 +21,16 @@ target_include_directories(pleat_cuda_emulator PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_compile_features(pleat_cuda_emulator PUBLIC cxx_std_17)
 target_compile_options(pleat_cuda_emulator PRIVATE ${_emu_flags})
 target_link_libraries(pleat_cuda_emulator PUBLIC Threads::Threads)
+# Whether this is a ThreadSanitizer build (the tsan preset's flags), for
+# engine.cc and the race mode's tests (CMakeLists.txt here).
+if(CMAKE_CXX_FLAGS MATCHES "-fsanitize=thread")
+  set(PLEAT_EMULATOR_TSAN ON CACHE INTERNAL "")
+else()
+  set(PLEAT_EMULATOR_TSAN OFF CACHE INTERNAL "")
+endif()
 # Never instrumented by ThreadSanitizer (engine.cc's top says why); in a
 # build that has it, engine.cc still calls its interface.
-if(CMAKE_CXX_FLAGS MATCHES "-fsanitize=thread")
+if(PLEAT_EMULATOR_TSAN)
   set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/engine.cc PROPERTIES
     COMPILE_OPTIONS -fno-sanitize=thread COMPILE_DEFINITIONS PLEAT_EMU_TSAN=1)
 endif()
