@@ -54,8 +54,8 @@ typedef struct cloth {
 int cloth_init(cloth *c, cloth_scene scene, int res, int self_collision);
 void cloth_free(cloth *c);
 
-/* Advances one frame (1/60 s): substeps x (constraints, self-collision,
- * ground and sphere). Returns the first failing pleat status, else PLEAT_OK
+/* Advances one frame (1/60 s): substeps x (constraints, ground and sphere,
+ * then self-collision and ground and sphere again). Returns the first failing pleat status, else PLEAT_OK
  * (TOO_MANY_TESTS past 100 candidate tests a particle). */
 pleat_status cloth_step(cloth *c, pleat_context *ctx);
 
