@@ -84,7 +84,73 @@ static void usage(FILE *f)
             cloth_scene_default_frames(CLOTH_SCENE_PILE));
 }
 
-/* Returns 0 to run, 1 after --help, 2 on a bad command line. */
+/* Picks one of names (n of them) as its index in choices; -1 when value
+ * names none, after saying so. */
+static int pick(const char *what, const char *value, const char *const *names, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (!strcmp(value, names[k]))
+            return k;
+    fprintf(stderr, "pleat-drape: unknown %s '%s'\n", what, value);
+    return -1;
+}
+
+/* Applies the option name with its value (NULL for a flag). Returns 0, 1
+ * after --help, 2 when the option or its value is bad. */
+static int set_option(options *o, const char *name, const char *value)
+{
+    static const char *const scenes[] = {"sphere", "pile", "both"};
+    static const char *const backends[] = {"auto", "cpu", "cuda"};
+    static const pleat_backend backend_of[] = {PLEAT_BACKEND_AUTO, PLEAT_BACKEND_CPU,
+                                               PLEAT_BACKEND_CUDA};
+    long number;
+    int k;
+    if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+        usage(stdout);
+        return 1;
+    } else if (!strcmp(name, "--scene")) {
+        if ((k = pick("scene", value, scenes, 3)) < 0)
+            return 2;
+        o->scene_mask = k + 1; /* bits: sphere 1, pile 2, both 3 */
+    } else if (!strcmp(name, "--res")) {
+        if (cli_parse_long(value, MIN_RES, MAX_RES, &number)) {
+            fprintf(stderr, "pleat-drape: --res must be %d..%d\n", MIN_RES, MAX_RES);
+            return 2;
+        }
+        o->res = (int)number;
+    } else if (!strcmp(name, "--frames")) {
+        if (cli_parse_long(value, 1, 1000000, &number)) {
+            fprintf(stderr, "pleat-drape: --frames must be 1..1000000\n");
+            return 2;
+        }
+        o->frames = (int)number;
+    } else if (!strcmp(name, "--backend")) {
+        if ((k = pick("backend", value, backends, 3)) < 0)
+            return 2;
+        o->backend = backend_of[k];
+    } else if (!strcmp(name, "--out")) {
+        o->out_dir = value;
+    } else if (!strcmp(name, "--compare")) {
+        o->with_self = o->without_self = 1;
+    } else if (!strcmp(name, "--no-self-collision")) {
+        o->with_self = 0, o->without_self = 1;
+    } else if (!strcmp(name, "--no-compare")) {
+        o->with_self = 1, o->without_self = 0;
+    } else {
+        fprintf(stderr, "pleat-drape: unknown option '%s'\n", name);
+        return 2;
+    }
+    return 0;
+}
+
+static int takes_value(const char *name)
+{
+    return !strcmp(name, "--scene") || !strcmp(name, "--res") || !strcmp(name, "--frames") ||
+           !strcmp(name, "--backend") || !strcmp(name, "--out");
+}
+
+/* Returns 0 to run, 1 after --help, 2 on a bad command line. Options take
+ * their values as --name=value or --name value. */
 static int parse_options(int argc, char **argv, options *o)
 {
     o->scene_mask = 3;
@@ -96,7 +162,6 @@ static int parse_options(int argc, char **argv, options *o)
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *value = NULL;
         char name[32];
-        long number;
         const char *eq = strchr(arg, '=');
         size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
         if (len >= sizeof name) {
@@ -105,10 +170,7 @@ static int parse_options(int argc, char **argv, options *o)
         }
         memcpy(name, arg, len);
         name[len] = '\0';
-        int takes_value = !strcmp(name, "--scene") || !strcmp(name, "--res") ||
-                          !strcmp(name, "--frames") || !strcmp(name, "--backend") ||
-                          !strcmp(name, "--out");
-        if (takes_value) {
+        if (takes_value(name)) {
             value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
             if (!value || !*value) {
                 fprintf(stderr, "pleat-drape: %s needs a value\n", name);
@@ -118,56 +180,9 @@ static int parse_options(int argc, char **argv, options *o)
             fprintf(stderr, "pleat-drape: %s takes no value\n", name);
             return 2;
         }
-
-        if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
-            usage(stdout);
-            return 1;
-        } else if (!strcmp(name, "--scene")) {
-            if (!strcmp(value, "sphere"))
-                o->scene_mask = 1;
-            else if (!strcmp(value, "pile"))
-                o->scene_mask = 2;
-            else if (!strcmp(value, "both"))
-                o->scene_mask = 3;
-            else {
-                fprintf(stderr, "pleat-drape: unknown scene '%s'\n", value);
-                return 2;
-            }
-        } else if (!strcmp(name, "--res")) {
-            if (cli_parse_long(value, MIN_RES, MAX_RES, &number)) {
-                fprintf(stderr, "pleat-drape: --res must be %d..%d\n", MIN_RES, MAX_RES);
-                return 2;
-            }
-            o->res = (int)number;
-        } else if (!strcmp(name, "--frames")) {
-            if (cli_parse_long(value, 1, 1000000, &number)) {
-                fprintf(stderr, "pleat-drape: --frames must be 1..1000000\n");
-                return 2;
-            }
-            o->frames = (int)number;
-        } else if (!strcmp(name, "--backend")) {
-            if (!strcmp(value, "auto"))
-                o->backend = PLEAT_BACKEND_AUTO;
-            else if (!strcmp(value, "cpu"))
-                o->backend = PLEAT_BACKEND_CPU;
-            else if (!strcmp(value, "cuda"))
-                o->backend = PLEAT_BACKEND_CUDA;
-            else {
-                fprintf(stderr, "pleat-drape: unknown backend '%s'\n", value);
-                return 2;
-            }
-        } else if (!strcmp(name, "--out")) {
-            o->out_dir = value;
-        } else if (!strcmp(name, "--compare")) {
-            o->with_self = o->without_self = 1;
-        } else if (!strcmp(name, "--no-self-collision")) {
-            o->with_self = 0, o->without_self = 1;
-        } else if (!strcmp(name, "--no-compare")) {
-            o->with_self = 1, o->without_self = 0;
-        } else {
-            fprintf(stderr, "pleat-drape: unknown option '%s'\n", arg);
-            return 2;
-        }
+        int rc = set_option(o, name, value);
+        if (rc != 0)
+            return rc;
     }
     return 0;
 }
