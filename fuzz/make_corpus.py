@@ -185,7 +185,7 @@ for pattern in range(5):
         seeds["generated_%d%s" % (pattern, tag)] = header(flags=flags | ctx << 4, dist=dist_lat(16)) + \
             struct.pack("<HIBB", 3000 + 1000 * pattern, 1000 + pattern, pattern, inject)
 
-# the test limit, the last byte of either kind of input: k in 1..255 puts a
+# the test limit, the byte after the data of either kind of input: k in 1..255 puts a
 # valid call's limit between 1 test and all but one of its tests (every
 # context stops at its own point of the walk), an invalid call's at k tests,
 # which must not change its error
