@@ -9,7 +9,8 @@
  * Conventions used by every declaration below:
  * - Lengths are in the caller's units; pleat never assumes a scale.
  * - A particle is 4 floats {x, y, z, inverse mass}; particle i starts at
- *   particles[4 * i]. Inverse mass 0 pins a particle (it never moves).
+ *   particles[4 * i]. Inverse mass 0 pins a particle (it never moves), and
+ *   so does -0, which is not negative.
  * - The caller owns every array it passes; pleat keeps no pointer to them
  *   after a call returns and never frees them. (What pleat does keep is
  *   named where it is given: a job system's callbacks and job_context for
@@ -29,9 +30,11 @@
  *   undefined: a pleat_self_collide(), pleat_find_pairs() or
  *   pleat_self_collide_device() call that starts while another call on the
  *   same context is running returns PLEAT_ERROR_INVALID_ARGUMENT at once
- *   (after its own argument checks, whose errors come first, and on a
- *   context that can take it: a device call on a CPU context is
- *   BACKEND_UNAVAILABLE), without waiting and without touching its arrays,
+ *   (after its pointer and params checks, num_indices > count included,
+ *   whose errors come first, and on a context that can take it: a device
+ *   call on a CPU context is BACKEND_UNAVAILABLE; the data checks, which
+ *   would read the arrays, are not made, so a bad index or a NaN is not
+ *   reported then), without waiting and without touching its arrays,
  *   and the running call is unaffected (a device call holds the context
  *   while it queues its work, and, when it reads stats or is profiled,
  *   until it has waited for them). pleat_context_destroy(),
@@ -362,9 +365,15 @@ typedef struct pleat_params {
      *  value whose square is a normal float: about 1.1e-19 to 1.8e19. */
     float distance;
     /** Fraction of each pair's overlap removed per call, in [0, 1]; 1 puts a
-     *  lone colliding pair distance apart, short by FLT_EPSILON / (w_i + w_j)
-     *  of its overlap (the response's denominator, which keeps two pinned
-     *  particles from dividing by zero) and by rounding. Default 1. */
+     *  lone colliding pair distance apart, short by a fraction
+     *  FLT_EPSILON / (w_i + w_j + FLT_EPSILON) of its overlap (the
+     *  response's denominator, which keeps two pinned particles from
+     *  dividing by zero) and by rounding. That fraction is about 1e-7 for
+     *  inverse masses near 1, but not small for heavy particles: w_i + w_j
+     *  of 2e-6 leaves 6% of the overlap, 2e-7 37%. Only the ratio of the
+     *  two inverse masses matters otherwise, so scaling every inverse mass
+     *  by one factor (to keep them near 1) changes nothing else. Default
+     *  1. */
     float stiffness;
     /** Optional: only these particles take part (default NULL = all of them).
      *  Each index < count and given once. A non-NULL array with
@@ -427,8 +436,9 @@ typedef struct pleat_stats {
  * rest position -> NONFINITE_INPUT; OUT_OF_MEMORY; more candidate tests
  * than params->max_tests (when not 0) -> TOO_MANY_TESTS.
  * When several apply, the first of: INVALID_ARGUMENT (pointers and params),
- * BAD_INDEX, NONFINITE_INPUT, INVALID_ARGUMENT (inverse mass),
- * TOO_MANY_TESTS (in pleat_find_pairs(), then CAPACITY). OUT_OF_MEMORY
+ * BAD_INDEX for num_indices > count, INVALID_ARGUMENT for a context in use
+ * (see the thread rules above), BAD_INDEX, NONFINITE_INPUT,
+ * INVALID_ARGUMENT (inverse mass), TOO_MANY_TESTS (in pleat_find_pairs(), then CAPACITY). OUT_OF_MEMORY
  * may come before any of them but the first: the data are checked in
  * scratch reserved first, which a refused call may leave grown; it may
  * also come after them all, from what grows with the pairs found (see the

@@ -21,6 +21,7 @@
 #include "subsets.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -245,6 +246,19 @@ Test(concurrency, a_call_on_a_context_in_use_is_refused_and_writes_nothing)
                  PLEAT_ERROR_BACKEND_UNAVAILABLE);
     cr_assert(memcmp(p, e.sc.particles, bytes) == 0 && st.pairs == 7 && st.tests == 7 &&
               num == 12345);
+    /* the data checks read the arrays, so they are not made: a repeated
+     * index, or a NaN, meets the busy refusal */
+    const uint32_t repeated[2] = {1, 1};
+    pleat_params twice = e.params;
+    twice.indices = repeated;
+    twice.num_indices = 2;
+    cr_assert_eq(pleat_self_collide(ctx, p, e.sc.count, &twice, &st),
+                 PLEAT_ERROR_INVALID_ARGUMENT);
+    float nan_pair[8] = {NAN, 0, 0, 1, 0, 0, 0, 1}, nan_before[8];
+    memcpy(nan_before, nan_pair, sizeof nan_pair);
+    cr_assert_eq(pleat_find_pairs(ctx, nan_pair, 2, &e.params, NULL, 0, &num),
+                 PLEAT_ERROR_INVALID_ARGUMENT);
+    cr_assert(memcmp(nan_pair, nan_before, sizeof nan_pair) == 0 && num == 12345);
     pleat_context_release(ctx);
 
     /* released: it works, with the right answer */

@@ -294,10 +294,11 @@ Test(response, shared_pair_correction_matches_the_kernels)
     pleat_context_destroy(ctx);
 }
 
+/* Inverse mass 0 pins, and so does -0 (pleat.h: not negative). */
 Test(response, pinned_particles_never_move)
 {
     pleat_context *ctx = cpu_context(1);
-    float pts[] = {0, 0, 0, 0.0f, 0.3f, 0, 0, 1.0f, 0, 0.2f, 0, 0.0f};
+    float pts[] = {0, 0, 0, 0.0f, 0.3f, 0, 0, 1.0f, 0, 0.2f, 0, -0.0f};
     float before[12];
     memcpy(before, pts, sizeof pts);
     pleat_params p = pleat_default_params();
