@@ -145,7 +145,8 @@ static void usage(FILE *out)
 "                   --quick caps it at 9); each row also makes one untimed\n"
 "                   warm-up call\n"
 "  --rounds N       time every row of a scene and size N times, the rows taking\n"
-"                   turns, and report each row's round with the lowest median\n"
+"                   turns (each round in the reverse order of the one before),\n"
+"                   and report each row's round with the lowest median\n"
 "                   (default 1); on a machine whose speed drifts (a shared VM)\n"
 "                   this compares rows measured in the same phases\n"
 "  --seed N         scene seed (default 1)\n"
@@ -989,40 +990,68 @@ typedef struct scene_run {
     double *times;
 } scene_run;
 
+/* One round's baseline on r's scene, into *proto when it is the fastest
+ * yet (or the first); 1 when memory runs out. */
+static int time_baseline(bench_baseline *base, scene_run *r, int list, int first,
+                         bench_row *proto)
+{
+    bench_row b = *proto;
+    if (run_baseline(base, &r->sc, r->work, r->repeats, r->times, list, &b)) {
+        fprintf(stderr, "pleat-bench: out of memory for %s n=%u\n", r->sc.name,
+                (unsigned)r->size);
+        return 1;
+    }
+    b.baseline_digest = list ? b.baseline_digest : proto->baseline_digest;
+    if (first || b.baseline_ms < proto->baseline_ms)
+        *proto = b;
+    return 0;
+}
+
+/* The variant and thread count of row k, in the table's order. */
+static void row_at(const options *o, const variant *vars, int k, int *vi, int *ti)
+{
+    for (*vi = 0;; ++*vi) {
+        int nt = vars[*vi].on_cpu ? o->num_threads : 1;
+        if (k < nt)
+            break;
+        k -= nt;
+    }
+    *ti = k;
+}
+
 /* Times the baseline and every variant and thread count on r's scene
- * o->rounds times, the rows taking turns: proto gets the fastest baseline
- * round, best[k] each row's fastest round (with round 0's listed pairs).
- * The number of rows, or -1 when a run fails. */
+ * o->rounds times, taking turns, each round in the reverse order of the
+ * one before (as bench/compare.sh), so that no row always runs first or
+ * right after another: proto gets the fastest baseline round, best[k]
+ * each row's fastest round (with round 0's listed pairs, where the
+ * baseline runs first). The number of rows, or -1 when a run fails. */
 static int time_rounds(const options *o, const variant *vars, int num_vars, bench_baseline *base,
                        scene_run *r, bench_row *proto, bench_row *best)
 {
     int num_rows = 0;
+    for (int vi = 0; vi < num_vars; ++vi)
+        num_rows += vars[vi].on_cpu ? o->num_threads : 1;
     for (int round = 0; round < o->rounds; ++round) {
-        bench_row b = *proto;
         int list = o->baseline && round == 0; /* the pairs are listed once */
-        if (o->baseline && run_baseline(base, &r->sc, r->work, r->repeats, r->times, list, &b)) {
-            fprintf(stderr, "pleat-bench: out of memory for %s n=%u\n", r->sc.name,
-                    (unsigned)r->size);
-            return -1;
-        }
-        b.baseline_digest = list ? b.baseline_digest : proto->baseline_digest;
-        if (round == 0 || b.baseline_ms < proto->baseline_ms)
-            *proto = b;
-        num_rows = 0;
-        for (int vi = 0; vi < num_vars; ++vi) {
-            int nt = vars[vi].on_cpu ? o->num_threads : 1;
-            for (int ti = 0; ti < nt; ++ti, ++num_rows) {
-                bench_row row = b;
-                if (run_pleat(&vars[vi], o->threads[ti], o->profile, list, &r->sc, r->work,
-                              r->repeats, r->times, &row))
+        for (int step = 0; step <= num_rows; ++step) {
+            int slot = round % 2 ? num_rows - step : step; /* 0: the baseline */
+            if (slot == 0) {
+                if (o->baseline && time_baseline(base, r, list, round == 0, proto))
                     return -1;
-                if (!list) { /* round 0's pairs stay with the row */
-                    row.listed = best[num_rows].listed;
-                    row.digest = best[num_rows].digest;
-                }
-                if (round == 0 || row.ms < best[num_rows].ms)
-                    best[num_rows] = row;
+                continue;
             }
+            int k = slot - 1, vi, ti;
+            row_at(o, vars, k, &vi, &ti);
+            bench_row row = *proto;
+            if (run_pleat(&vars[vi], o->threads[ti], o->profile, list, &r->sc, r->work,
+                          r->repeats, r->times, &row))
+                return -1;
+            if (!list) { /* round 0's pairs stay with the row */
+                row.listed = best[k].listed;
+                row.digest = best[k].digest;
+            }
+            if (round == 0 || row.ms < best[k].ms)
+                best[k] = row;
         }
     }
     return num_rows;
