@@ -1085,6 +1085,156 @@ static void check_response(const fz_case *c, const float *before, const uint32_t
     free(want);
 }
 
+/* The checks of particle i after a call that succeeded, from its start
+ * (before): its inverse mass kept; untouched when it takes no part, pinned,
+ * or at stiffness 0; finite; and, with the reference's pairs (*pairs of
+ * them, NULL without a reference), unmoved in no pair and moved by at most
+ * the distance a pair, plus a quantum and the final rounding. */
+static void check_particle(const fz_case *c, uint32_t i, const float *before, int part,
+                           const uint32_t *pairs)
+{
+    const float *a = before + 4 * (size_t)i, *b = c->particles + 4 * (size_t)i;
+    CHECK(same_bits(a + 3, b + 3, sizeof(float)), "inverse mass unchanged");
+    if (!part) {
+        CHECK(same_bits(a, b, 4 * sizeof(float)), "particle outside indices untouched");
+        return;
+    }
+    CHECK(finite4(b, 3), "output finite");
+    if (a[3] == 0.0f)
+        CHECK(same_bits(a, b, 3 * sizeof(float)), "pinned particle never moves");
+    if (c->params.stiffness == 0.0f)
+        CHECK(same_bits(a, b, 3 * sizeof(float)), "stiffness 0 moves nothing");
+    if (!pairs)
+        return;
+    if (*pairs == 0)
+        CHECK(same_bits(a, b, 3 * sizeof(float)), "a particle in no pair never moves");
+    for (int k = 0; k < 3; ++k) {
+        double moved = fabs((double)b[k] - (double)a[k]);
+        double most = (double)*pairs * (double)c->params.distance * (1.0 + 0x1p-20);
+        float far = (float)(fabs((double)a[k]) + most);
+        double ulp = (double)nextafterf(far, INFINITY) - (double)far;
+        double bound = most + ulp + 0x1p-149;
+        if (!(moved <= bound)) {
+            fprintf(stderr, "particle %u axis %d moved %g, bound %g\n", i, k, moved, bound);
+            fail("particle moved further than its pairs allow");
+        }
+    }
+}
+
+/* The call's bits (c->particles, from before) and counts (*stats) from the
+ * n_other other contexts: every other ISA and thread count, the job system
+ * and CUDA, each with its test limit at the call's tests (which a limit
+ * allows: 0 is none). */
+static void same_bits_elsewhere(const fz_case *c, const float *before, const pleat_stats *stats,
+                                const int *other, int n_other)
+{
+    size_t fbytes = 4 * (size_t)c->count * sizeof(float);
+    float *again = xcalloc(4 * (size_t)c->count, sizeof(float));
+    pleat_params at_limit = c->params;
+    at_limit.max_tests = stats->tests;
+    const fz_context *first = &contexts[c->first % (unsigned)num_contexts];
+    for (int k = 0; k < n_other; ++k) {
+        memcpy(again, before, fbytes);
+        pleat_stats st2;
+        pleat_status s2 =
+            pleat_self_collide(contexts[other[k]].ctx, again, c->count, &at_limit, &st2);
+        CHECK(s2 == PLEAT_OK, "other context: status");
+        if (!same_bits(again, c->particles, fbytes)) {
+            fprintf(stderr, "%s/%d threads vs %s/%d threads\n", contexts[other[k]].isa,
+                    contexts[other[k]].threads, first->isa, first->threads);
+            fail("same bits across ISAs and thread counts");
+        }
+        CHECK(st2.pairs == stats->pairs && st2.tests == stats->tests,
+              "same pair and test counts across contexts");
+    }
+    free(again);
+}
+
+/* A limit under the call's tests (over 1; a limit of 0 is none): stopped,
+ * nothing written. One test fewer on one of the other contexts, or the
+ * input's limit on every one (and the device path), each stopping where
+ * it does. */
+static void stopped_under_limit(fz_case *c, const float *before, uint64_t tests,
+                                const int *other, int n_other)
+{
+    size_t fbytes = 4 * (size_t)c->count * sizeof(float);
+    float *again = xcalloc(4 * (size_t)c->count, sizeof(float));
+    pleat_params at_limit = c->params;
+    at_limit.max_tests = limit_below(c, tests);
+    int from = c->limit ? 0 : (int)(c->first % (unsigned)n_other);
+    for (int k = from; k < (c->limit ? n_other : from + 1); ++k) {
+        memcpy(again, before, fbytes);
+        pleat_stats st2;
+        memset(&st2, 0xa5, sizeof st2);
+        const pleat_stats st2_before = st2;
+        pleat_status s2 =
+            pleat_self_collide(contexts[other[k]].ctx, again, c->count, &at_limit, &st2);
+        check_status(s2, PLEAT_ERROR_TOO_MANY_TESTS, "over the test limit");
+        CHECK(same_bits(again, before, fbytes), "particles untouched over the limit");
+        CHECK(same_bits(&st2, &st2_before, sizeof st2), "stats untouched over the limit");
+    }
+#ifdef PLEAT_FUZZ_REQUIRE_CUDA
+    if (c->limit) {
+        c->params.max_tests = at_limit.max_tests;
+        device_path(c, before, NULL, PLEAT_ERROR_TOO_MANY_TESTS, NULL, 0, 0);
+    }
+#endif
+    free(again);
+}
+
+/* The checks of a call that succeeded, with *stats, from the particles'
+ * start (before): the reference's pairs and tests, each particle, the
+ * response, the other contexts, an allocation failing, the device path and
+ * the test limit. */
+static void collide_succeeded(fz_case *c, float *before, const pleat_stats *stats)
+{
+    const pleat_params *p = &c->params;
+    uint32_t m = p->indices ? p->num_indices : c->count;
+    /* which particles take part */
+    uint8_t *part = xcalloc(c->count, 1);
+    for (uint32_t k = 0; k < m; ++k)
+        part[p->indices ? p->indices[k] : k] = 1;
+
+    size_t num = 0;
+    fz_case start = *c;
+    start.particles = before; /* c->particles holds the result now */
+    uint32_t *ref = reference_pairs(&start, &num);
+    uint32_t *pairs_of = xcalloc(c->count, sizeof(uint32_t));
+    if (num != SIZE_MAX) {
+        if (stats->pairs != num) {
+            fprintf(stderr, "stats.pairs %llu, reference %zu\n",
+                    (unsigned long long)stats->pairs, num);
+            fail("self_collide pair count");
+        }
+        for (size_t k = 0; k < 2 * num; ++k)
+            pairs_of[ref[k]]++;
+    }
+    CHECK(stats->tests >= stats->pairs, "tests >= pairs");
+    CHECK(m > REFERENCE_TESTS_MAX || stats->tests == reference_tests(before, c->count, p),
+          "stats.tests as its definition counts them");
+    if (verbose)
+        fprintf(stderr, "self_collide: count %u, taking part %u, pairs %llu, tests %llu\n",
+                c->count, m, (unsigned long long)stats->pairs, (unsigned long long)stats->tests);
+
+    for (uint32_t i = 0; i < c->count; ++i)
+        check_particle(c, i, before, part[i], num != SIZE_MAX ? pairs_of + i : NULL);
+    if (num != SIZE_MAX)
+        check_response(c, before, ref, num, pairs_of, part);
+
+    int other[NUM_ISAS + 3];
+    int n_other = others(c->first, other);
+    same_bits_elsewhere(c, before, stats, other, n_other);
+    allocation_failure(c, &(heap_expect){PLEAT_OK, before, c->particles, NULL, 0});
+#ifdef PLEAT_FUZZ_REQUIRE_CUDA
+    device_path(c, before, c->particles, PLEAT_OK, stats, 0, 0);
+#endif
+    if (n_other > 0 && stats->tests > 1)
+        stopped_under_limit(c, before, stats->tests, other, n_other);
+    free(pairs_of);
+    free(ref);
+    free(part);
+}
+
 void fz_collide(const uint8_t *data, size_t size)
 {
     fz_init();
@@ -1129,128 +1279,9 @@ void fz_collide(const uint8_t *data, size_t size)
             device_path(&c, before, NULL, s, NULL, params_null, particles_null);
 #endif
         }
-        goto done;
+    } else {
+        collide_succeeded(&c, before, &stats);
     }
-
-    const pleat_params *p = &c.params;
-    uint32_t m = p->indices ? p->num_indices : c.count;
-    /* which particles take part */
-    uint8_t *part = xcalloc(c.count, 1);
-    for (uint32_t k = 0; k < m; ++k)
-        part[p->indices ? p->indices[k] : k] = 1;
-
-    size_t num = 0;
-    fz_case start = c;
-    start.particles = before; /* c.particles holds the result now */
-    uint32_t *ref = reference_pairs(&start, &num);
-    uint32_t *pairs_of = xcalloc(c.count, sizeof(uint32_t));
-    if (num != SIZE_MAX) {
-        if (stats.pairs != num) {
-            fprintf(stderr, "stats.pairs %llu, reference %zu\n", (unsigned long long)stats.pairs,
-                    num);
-            fail("self_collide pair count");
-        }
-        for (size_t k = 0; k < 2 * num; ++k)
-            pairs_of[ref[k]]++;
-    }
-    CHECK(stats.tests >= stats.pairs, "tests >= pairs");
-    CHECK(m > REFERENCE_TESTS_MAX || stats.tests == reference_tests(before, c.count, p),
-          "stats.tests as its definition counts them");
-    if (verbose)
-        fprintf(stderr, "self_collide: count %u, taking part %u, pairs %llu, tests %llu\n",
-                c.count, m, (unsigned long long)stats.pairs, (unsigned long long)stats.tests);
-
-    float d = p->distance;
-    for (uint32_t i = 0; i < c.count; ++i) {
-        const float *a = before + 4 * (size_t)i, *b = c.particles + 4 * (size_t)i;
-        CHECK(same_bits(a + 3, b + 3, sizeof(float)), "inverse mass unchanged");
-        if (!part[i]) {
-            CHECK(same_bits(a, b, 4 * sizeof(float)), "particle outside indices untouched");
-            continue;
-        }
-        CHECK(finite4(b, 3), "output finite");
-        if (a[3] == 0.0f)
-            CHECK(same_bits(a, b, 3 * sizeof(float)), "pinned particle never moves");
-        if (p->stiffness == 0.0f)
-            CHECK(same_bits(a, b, 3 * sizeof(float)), "stiffness 0 moves nothing");
-        if (num != SIZE_MAX) {
-            if (pairs_of[i] == 0)
-                CHECK(same_bits(a, b, 3 * sizeof(float)), "a particle in no pair never moves");
-            /* each pair moves a particle by at most d, plus a quantum and the final rounding */
-            for (int k = 0; k < 3; ++k) {
-                double moved = fabs((double)b[k] - (double)a[k]);
-                double most = (double)pairs_of[i] * (double)d * (1.0 + 0x1p-20);
-                float far = (float)(fabs((double)a[k]) + most);
-                double ulp = (double)nextafterf(far, INFINITY) - (double)far;
-                double bound = most + ulp + 0x1p-149;
-                if (!(moved <= bound)) {
-                    fprintf(stderr, "particle %u axis %d moved %g, bound %g\n", i, k, moved,
-                            bound);
-                    fail("particle moved further than its pairs allow");
-                }
-            }
-        }
-    }
-    if (num != SIZE_MAX)
-        check_response(&c, before, ref, num, pairs_of, part);
-
-    /* the same bits from every other ISA and thread count, the job system
-     * and CUDA, each with its test limit at this call's tests (which a
-     * limit allows: 0 is none) */
-    int other[NUM_ISAS + 3];
-    int n_other = others(c.first, other);
-    float *again = xcalloc(4 * (size_t)c.count, sizeof(float));
-    pleat_params at_limit = *p;
-    at_limit.max_tests = stats.tests;
-    for (int k = 0; k < n_other; ++k) {
-        memcpy(again, before, fbytes);
-        pleat_stats st2;
-        pleat_status s2 =
-            pleat_self_collide(contexts[other[k]].ctx, again, c.count, &at_limit, &st2);
-        CHECK(s2 == PLEAT_OK, "other context: status");
-        if (!same_bits(again, c.particles, fbytes)) {
-            fprintf(stderr, "%s/%d threads vs %s/%d threads\n", contexts[other[k]].isa,
-                    contexts[other[k]].threads,
-                    contexts[c.first % (unsigned)num_contexts].isa,
-                    contexts[c.first % (unsigned)num_contexts].threads);
-            fail("same bits across ISAs and thread counts");
-        }
-        CHECK(st2.pairs == stats.pairs && st2.tests == stats.tests,
-              "same pair and test counts across contexts");
-    }
-    allocation_failure(&c, &(heap_expect){PLEAT_OK, before, c.particles, NULL, 0});
-#ifdef PLEAT_FUZZ_REQUIRE_CUDA
-    device_path(&c, before, c.particles, PLEAT_OK, &stats, 0, 0);
-#endif
-    /* and a limit under the call's tests (one of 0 is none): stopped,
-     * nothing written; one test fewer on one of them, or the input's limit
-     * on every one (and the device path), each stopping where it does */
-    if (n_other > 0 && stats.tests > 1) {
-        at_limit.max_tests = limit_below(&c, stats.tests);
-        int from = c.limit ? 0 : (int)(c.first % (unsigned)n_other);
-        for (int k = from; k < (c.limit ? n_other : from + 1); ++k) {
-            memcpy(again, before, fbytes);
-            pleat_stats st2;
-            memset(&st2, 0xa5, sizeof st2);
-            const pleat_stats st2_before = st2;
-            pleat_status s2 =
-                pleat_self_collide(contexts[other[k]].ctx, again, c.count, &at_limit, &st2);
-            check_status(s2, PLEAT_ERROR_TOO_MANY_TESTS, "over the test limit");
-            CHECK(same_bits(again, before, fbytes), "particles untouched over the limit");
-            CHECK(same_bits(&st2, &st2_before, sizeof st2), "stats untouched over the limit");
-        }
-#ifdef PLEAT_FUZZ_REQUIRE_CUDA
-        if (c.limit) {
-            c.params.max_tests = at_limit.max_tests;
-            device_path(&c, before, NULL, PLEAT_ERROR_TOO_MANY_TESTS, NULL, 0, 0);
-        }
-#endif
-    }
-    free(again);
-    free(pairs_of);
-    free(ref);
-    free(part);
-done:
     free(before);
     free(rest_before);
     free(idx_before);
@@ -1321,6 +1352,79 @@ static void same_pairs_error_elsewhere(const fz_case *c, pleat_status want, int 
                       "other context: the same find_pairs error");
 }
 
+/* The list of a find_pairs call (total pairs) against the reference's (num
+ * pairs; SIZE_MAX: none), and in ascending order, each pair once, i < j. */
+static void check_list(const uint32_t *buf, size_t total, const uint32_t *ref, size_t num)
+{
+    if (num != SIZE_MAX && !same_bits(buf, ref, 2 * num * sizeof *buf)) {
+        for (size_t k = 0; k < num; ++k)
+            if (buf[2 * k] != ref[2 * k] || buf[2 * k + 1] != ref[2 * k + 1]) {
+                fprintf(stderr, "pair %zu: pleat (%u, %u), reference (%u, %u)\n", k, buf[2 * k],
+                        buf[2 * k + 1], ref[2 * k], ref[2 * k + 1]);
+                break;
+            }
+        fail("find_pairs list equals brute force");
+    }
+    for (size_t k = 0; k < total; ++k) {
+        CHECK(buf[2 * k] < buf[2 * k + 1], "i < j");
+        CHECK(k == 0 || buf[2 * k - 2] < buf[2 * k] ||
+                  (buf[2 * k - 2] == buf[2 * k] && buf[2 * k - 1] < buf[2 * k + 1]),
+              "ascending and unique");
+    }
+}
+
+/* The capacities the input's capacity byte asks for besides the exact one
+ * (bit 0: too small, 0 with bit 1, else one short; bit 2: a NULL array with
+ * a capacity; bit 3: SIZE_MAX), against the list buf of total pairs, on
+ * the particles parts (c's, or NULL with none). */
+static void capacities(const fz_case *c, pleat_context *ctx, const float *parts,
+                       const uint32_t *buf, size_t total)
+{
+    uint32_t *small = xcalloc(2 * total + 8, sizeof *small);
+    pleat_status s;
+    if (c->capacity & 1 && total > 0) {
+        for (size_t k = 0; k < 2 * total + 8; ++k)
+            small[k] = SENTINEL;
+        size_t cap = c->capacity & 2 ? 0 : total - 1, n2 = 0;
+        s = pleat_find_pairs(ctx, parts, c->count, &c->params, small, cap, &n2);
+        CHECK(s == PLEAT_ERROR_CAPACITY && n2 == total, "too small -> CAPACITY and the total");
+        CHECK(all_sentinel(small, 2 * total + 8), "nothing written when too small");
+    }
+    if (c->capacity & 4) {
+        size_t n2 = 0;
+        s = pleat_find_pairs(ctx, parts, c->count, &c->params, NULL,
+                             1 + (c->capacity >> 4), &n2);
+        CHECK(s == PLEAT_ERROR_CAPACITY && n2 == total, "NULL pairs, capacity > 0 -> CAPACITY");
+    }
+    if (c->capacity & 8) {
+        for (size_t k = 0; k < 2 * total + 8; ++k)
+            small[k] = SENTINEL;
+        size_t n2 = 0;
+        s = pleat_find_pairs(ctx, parts, c->count, &c->params, small, SIZE_MAX, &n2);
+        CHECK(s == PLEAT_OK && n2 == total, "capacity larger than needed");
+        CHECK(same_bits(small, buf, (2 * total + 8) * sizeof *buf), "same list, nothing more");
+    }
+    free(small);
+}
+
+/* The same list (buf, total pairs) from every other ISA and thread count,
+ * the job system and CUDA, on the particles parts. */
+static void same_list_elsewhere(const fz_case *c, const float *parts, const uint32_t *buf,
+                                size_t total)
+{
+    int other[NUM_ISAS + 3];
+    int n_other = others(c->first, other);
+    uint32_t *again = xcalloc(2 * total + 8, sizeof *again);
+    for (int k = 0; k < n_other; ++k) {
+        size_t n2 = 0;
+        pleat_status s = pleat_find_pairs(contexts[other[k]].ctx, parts, c->count,
+                                          &c->params, again, total, &n2);
+        CHECK(s == PLEAT_OK && n2 == total, "other context: status and total");
+        CHECK(same_bits(again, buf, 2 * total * sizeof *buf), "same pairs across contexts");
+    }
+    free(again);
+}
+
 void fz_pairs(const uint8_t *data, size_t size)
 {
     fz_init();
@@ -1375,63 +1479,13 @@ void fz_pairs(const uint8_t *data, size_t size)
     s = pleat_find_pairs(ctx, parts, c.count, params, buf, total, &got);
     CHECK(s == PLEAT_OK && got == total, "find_pairs with the exact capacity");
     CHECK(all_sentinel(buf + 2 * total, 8), "nothing written past the total");
-    if (num != SIZE_MAX && !same_bits(buf, ref, 2 * num * sizeof *buf)) {
-        for (size_t k = 0; k < num; ++k)
-            if (buf[2 * k] != ref[2 * k] || buf[2 * k + 1] != ref[2 * k + 1]) {
-                fprintf(stderr, "pair %zu: pleat (%u, %u), reference (%u, %u)\n", k, buf[2 * k],
-                        buf[2 * k + 1], ref[2 * k], ref[2 * k + 1]);
-                break;
-            }
-        fail("find_pairs list equals brute force");
-    }
-    for (size_t k = 0; k < total; ++k) {
-        CHECK(buf[2 * k] < buf[2 * k + 1], "i < j");
-        CHECK(k == 0 || buf[2 * k - 2] < buf[2 * k] ||
-                  (buf[2 * k - 2] == buf[2 * k] && buf[2 * k - 1] < buf[2 * k + 1]),
-              "ascending and unique");
-    }
-
-    /* capacity variants */
-    uint32_t *small = xcalloc(2 * total + 8, sizeof *small);
-    if (c.capacity & 1 && total > 0) {
-        for (size_t k = 0; k < 2 * total + 8; ++k)
-            small[k] = SENTINEL;
-        size_t cap = c.capacity & 2 ? 0 : total - 1, n2 = 0;
-        s = pleat_find_pairs(ctx, parts, c.count, params, small, cap, &n2);
-        CHECK(s == PLEAT_ERROR_CAPACITY && n2 == total, "too small -> CAPACITY and the total");
-        CHECK(all_sentinel(small, 2 * total + 8), "nothing written when too small");
-    }
-    if (c.capacity & 4) {
-        size_t n2 = 0;
-        s = pleat_find_pairs(ctx, parts, c.count, params, NULL, 1 + (c.capacity >> 4), &n2);
-        CHECK(s == PLEAT_ERROR_CAPACITY && n2 == total, "NULL pairs, capacity > 0 -> CAPACITY");
-    }
-    if (c.capacity & 8) {
-        for (size_t k = 0; k < 2 * total + 8; ++k)
-            small[k] = SENTINEL;
-        size_t n2 = 0;
-        s = pleat_find_pairs(ctx, parts, c.count, params, small, SIZE_MAX, &n2);
-        CHECK(s == PLEAT_OK && n2 == total, "capacity larger than needed");
-        CHECK(same_bits(small, buf, (2 * total + 8) * sizeof *buf), "same list, nothing more");
-    }
-    free(small);
-
-    /* the same list from every other ISA and thread count, the job system
-     * and CUDA */
-    int other[NUM_ISAS + 3];
-    int n_other = others(c.first, other);
-    uint32_t *again = xcalloc(2 * total + 8, sizeof *again);
-    for (int k = 0; k < n_other; ++k) {
-        size_t n2 = 0;
-        s = pleat_find_pairs(contexts[other[k]].ctx, parts, c.count, params, again, total, &n2);
-        CHECK(s == PLEAT_OK && n2 == total, "other context: status and total");
-        CHECK(same_bits(again, buf, 2 * total * sizeof *buf), "same pairs across contexts");
-    }
+    check_list(buf, total, ref, num);
+    capacities(&c, ctx, parts, buf, total);
+    same_list_elsewhere(&c, parts, buf, total);
     if (c.limit)
         pairs_at_limits(&c, ctx, buf, total);
     allocation_failure(&c, &(heap_expect){PLEAT_OK, c.particles, NULL, buf, total});
     CHECK(same_bits(c.particles, before, fbytes), "particles untouched by find_pairs");
-    free(again);
     free(buf);
     free(ref);
 done:
