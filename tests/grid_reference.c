@@ -100,23 +100,19 @@ static void test_pair(pair_list *out, const float *pos, size_t stride, const ent
     push(out, e[a].id, e[b].id);
 }
 
-uint32_t *grid_reference_pairs(const float *particles, uint32_t count, const uint32_t *indices,
-                               uint32_t num_indices, const float *rest, float distance,
-                               size_t *num)
+/* The cells' width for distance: a pair that passes the float predicate is
+ * at most about max(d, 2^-60) apart in real numbers (2^-60 covers squares
+ * that underflow to zero), so cells of that size plus a margin never split
+ * a colliding pair by more than one cell. 0 when the taking-part
+ * particles' box (its low corner into lo) spans AXIS_CELLS - 2 cells or
+ * more on an axis. */
+static double cell_size(const float *particles, const uint32_t *indices, size_t m,
+                        float distance, double lo[3])
 {
-    *num = 0;
-    size_t m = indices ? num_indices : count;
-    if (distance == 0.0f || m < 2)
-        return NULL;
-    const float d2 = distance * distance;
-
-    /* A pair that passes the float predicate is at most about
-     * max(d, 2^-60) apart in real numbers (2^-60 covers squares that
-     * underflow to zero), so cells of that size plus a margin never split a
-     * colliding pair by more than one cell. */
     double reach = distance > 0x1p-60f ? (double)distance : 0x1p-60;
     double cell = reach * (1.0 + 0x1p-10);
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    double hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    lo[0] = lo[1] = lo[2] = INFINITY;
     for (size_t s = 0; s < m; ++s) {
         const float *p = particles + 4 * (size_t)(indices ? indices[s] : s);
         for (int a = 0; a < 3; ++a) {
@@ -125,16 +121,19 @@ uint32_t *grid_reference_pairs(const float *particles, uint32_t count, const uin
         }
     }
     for (int a = 0; a < 3; ++a)
-        if ((hi[a] - lo[a]) / cell >= (double)(AXIS_CELLS - 2)) {
-            *num = SIZE_MAX;
-            return NULL;
-        }
+        if ((hi[a] - lo[a]) / cell >= (double)(AXIS_CELLS - 2))
+            return 0.0;
+    return cell;
+}
 
+/* The taking-part particles with their cells' keys, sorted by key; NULL
+ * when memory runs out. */
+static entry *keyed(const float *particles, const uint32_t *indices, size_t m,
+                    const double lo[3], double cell)
+{
     entry *e = malloc(m * sizeof *e);
-    if (!e) {
-        *num = SIZE_MAX;
+    if (!e)
         return NULL;
-    }
     for (size_t s = 0; s < m; ++s) {
         uint32_t id = indices ? indices[s] : (uint32_t)s;
         const float *p = particles + 4 * (size_t)id;
@@ -149,18 +148,20 @@ uint32_t *grid_reference_pairs(const float *particles, uint32_t count, const uin
     }
     if (!sort_by_key(e, m, sizeof *e, 64)) {
         free(e);
-        *num = SIZE_MAX;
         return NULL;
     }
+    return e;
+}
 
-    /* positions in cell order: the tests below read neighbours contiguously */
-    const size_t stride = rest ? 6 : 3;
+/* Positions, and rest positions after them when there are any (stride
+ * floats a particle), in cell order: the walk reads neighbours
+ * contiguously. NULL when memory runs out. */
+static float *in_cell_order(const float *particles, const float *rest, const entry *e, size_t m,
+                            size_t stride)
+{
     float *pos = malloc(m * stride * sizeof *pos);
-    if (!pos) {
-        free(e);
-        *num = SIZE_MAX;
+    if (!pos)
         return NULL;
-    }
     for (size_t s = 0; s < m; ++s) {
         const float *p = particles + 4 * (size_t)e[s].id;
         float *q = pos + stride * s;
@@ -174,16 +175,21 @@ uint32_t *grid_reference_pairs(const float *particles, uint32_t count, const uin
             q[5] = r[2];
         }
     }
+    return pos;
+}
 
-    /* Each cell meets its 26 neighbours once: the cell after it in its own
-     * row (x + 1) and the three cells x - 1 .. x + 1 of the 4 rows that
-     * come after its row in key order, (y + 1, z), (y - 1, z + 1),
-     * (y, z + 1), (y + 1, z + 1). Keys order cells by (z, y, x), so the
-     * first key of such a neighbour row only grows as the cells are walked
-     * in order: one forward cursor per row finds it. */
+/* Tests every pair of particles in one cell or in neighbouring cells, once.
+ * Each cell meets its 26 neighbours once: the cell after it in its own row
+ * (x + 1) and the three cells x - 1 .. x + 1 of the 4 rows that come after
+ * its row in key order, (y + 1, z), (y - 1, z + 1), (y, z + 1),
+ * (y + 1, z + 1). Keys order cells by (z, y, x), so the first key of such a
+ * neighbour row only grows as the cells are walked in order: one forward
+ * cursor per row finds it. */
+static void walk_cells(const entry *e, size_t m, const float *pos, size_t stride, float d2,
+                       int has_rest, pair_list *out)
+{
     static const int rows[4][2] = {{1, 0}, {-1, 1}, {0, 1}, {1, 1}}; /* (dy, dz) */
     size_t cursor[4] = {0, 0, 0, 0};
-    pair_list out = {0};
     for (size_t s = 0; s < m;) {
         size_t end = s + 1;
         while (end < m && e[end].key == e[s].key)
@@ -192,7 +198,7 @@ uint32_t *grid_reference_pairs(const float *particles, uint32_t count, const uin
         /* the same cell, then x + 1 (the next run when it exists) */
         for (size_t a = s; a < end; ++a)
             for (size_t b = a + 1; b < m && e[b].key <= key + 1; ++b)
-                test_pair(&out, pos, stride, e, a, b, d2, rest != NULL);
+                test_pair(out, pos, stride, e, a, b, d2, has_rest);
         for (int r = 0; r < 4; ++r) {
             /* cell coordinates are >= 1, so y - 1 never wraps */
             uint64_t row = key + ((uint64_t)(int64_t)rows[r][0] << AXIS_BITS) +
@@ -204,33 +210,54 @@ uint32_t *grid_reference_pairs(const float *particles, uint32_t count, const uin
             cursor[r] = b;
             for (; b < m && e[b].key <= hi; ++b)
                 for (size_t a = s; a < end; ++a)
-                    test_pair(&out, pos, stride, e, a, b, d2, rest != NULL);
+                    test_pair(out, pos, stride, e, a, b, d2, has_rest);
         }
         s = end;
     }
+}
+
+/* The pairs found, sorted, as 2 uint32 each (out's list freed); NULL with
+ * *num = 0 when there are none, with *num = SIZE_MAX when memory ran out
+ * (here or before, out->failed). */
+static uint32_t *sorted_pairs(pair_list *out, size_t *num)
+{
+    uint32_t *pairs = NULL;
+    int ok = !out->failed && (out->n == 0 || sort_by_key(out->v, out->n, sizeof *out->v, 64));
+    if (ok && out->n > 0) {
+        pairs = malloc(out->n * 2 * sizeof *pairs);
+        ok = pairs != NULL;
+        for (size_t k = 0; pairs && k < out->n; ++k) {
+            pairs[2 * k] = (uint32_t)(out->v[k] >> 32);
+            pairs[2 * k + 1] = (uint32_t)out->v[k];
+        }
+    }
+    *num = ok ? out->n : SIZE_MAX;
+    free(out->v);
+    return pairs;
+}
+
+uint32_t *grid_reference_pairs(const float *particles, uint32_t count, const uint32_t *indices,
+                               uint32_t num_indices, const float *rest, float distance,
+                               size_t *num)
+{
+    *num = 0;
+    size_t m = indices ? num_indices : count;
+    if (distance == 0.0f || m < 2)
+        return NULL;
+    double lo[3], cell = cell_size(particles, indices, m, distance, lo);
+    if (cell == 0.0) {
+        *num = SIZE_MAX;
+        return NULL;
+    }
+    const size_t stride = rest ? 6 : 3;
+    entry *e = keyed(particles, indices, m, lo, cell);
+    float *pos = e ? in_cell_order(particles, rest, e, m, stride) : NULL;
+    pair_list out = {0};
+    if (pos)
+        walk_cells(e, m, pos, stride, distance * distance, rest != NULL, &out);
+    else
+        out.failed = 1;
     free(pos);
     free(e);
-    if (out.failed || (out.n && !sort_by_key(out.v, out.n, sizeof *out.v, 64))) {
-        free(out.v);
-        *num = SIZE_MAX;
-        return NULL;
-    }
-    if (out.n == 0) {
-        free(out.v);
-        return NULL;
-    }
-    /* unpack in place: 2 uint32 per uint64 take the same room */
-    uint32_t *pairs = malloc(out.n * 2 * sizeof *pairs);
-    if (!pairs) {
-        free(out.v);
-        *num = SIZE_MAX;
-        return NULL;
-    }
-    for (size_t k = 0; k < out.n; ++k) {
-        pairs[2 * k] = (uint32_t)(out.v[k] >> 32);
-        pairs[2 * k + 1] = (uint32_t)out.v[k];
-    }
-    free(out.v);
-    *num = out.n;
-    return pairs;
+    return sorted_pairs(&out, num);
 }

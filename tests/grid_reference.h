@@ -1,8 +1,9 @@
 /* An independent grid-based pair finder, for inputs too large for brute
  * force (the scale test, the fuzz harness's generated inputs). It shares no
  * code with pleat: a uniform grid of cubic cells at least as wide as the
- * distance, cells hashed into an open-addressing table, every pair in the
- * same or a neighbouring cell tested with the contract's float predicate
+ * distance, particles sorted by their cells' 63-bit keys (21 bits an
+ * axis), every pair in the same or a neighbouring cell tested with the
+ * contract's float predicate
  *     ((dx*dx + dy*dy) + dz*dz) <= d*d   (in float, no FMA)
  * and, with rest positions, the exclusion of pairs closer than d at rest.
  * Free of any test framework. */
