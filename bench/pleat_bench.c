@@ -886,11 +886,9 @@ static pleat_status pair_digest(pleat_context *ctx, const scene *sc, const pleat
     return s;
 }
 
-/* Times pleat on sc with one variant and thread count; with `list`, also
- * digests its pairs (untimed) for the baseline check. Returns 0, or -1 after
- * printing why. */
-static int run_pleat(const variant *v, int threads, int profile, int list, const scene *sc,
-                     float *work, int repeats, double *times, bench_row *row)
+/* A context for variant v with `threads` (profiled when asked), its
+ * description written into row; NULL after saying why when it fails. */
+static pleat_context *row_context(const variant *v, int threads, int profile, bench_row *row)
 {
     pleat_context_desc desc = pleat_default_context_desc();
     desc.backend = v->backend;
@@ -902,53 +900,80 @@ static int run_pleat(const variant *v, int threads, int profile, int list, const
     if (s != PLEAT_OK) {
         fprintf(stderr, "pleat-bench: creating a %s %s context with %d threads: %s\n", v->label,
                 v->isa, threads, pleat_status_string(s));
-        return -1;
+        return NULL;
     }
     snprintf(row->backend, sizeof row->backend, "%s", v->label);
     snprintf(row->isa, sizeof row->isa, "%s", v->isa);
     snprintf(row->describe, sizeof row->describe, "%s", pleat_context_describe(ctx));
     row->threads = v->on_cpu ? (threads ? threads : described_threads(row->describe)) : 0;
+    return ctx;
+}
 
-    pleat_params params = pleat_default_params();
-    params.distance = sc->distance;
-    params.stiffness = 1.0f;
-    params.rest_positions = sc->rest;
-    params.max_tests = sc->max_tests;
-    size_t bytes = scene_bytes(sc);
-    double *stage[4];
-    for (int k = 0; k < 4; ++k)
-        stage[k] = times + (size_t)(k + 1) * (size_t)repeats;
-    pleat_stats stats = {0, 0}, first = {0, 0};
-    int changed = 0; /* the same call on the same start gave other stats */
-    device_copies dev = {NULL, NULL, NULL, NULL, NULL, NULL};
-    if (v->path != HOST_PTRS && device_setup(&dev, v->path, ctx, sc, &params) != 0) {
-        device_free(&dev);
-        pleat_context_destroy(ctx);
-        return -1;
-    }
+/* One warm-up call, then `repeats` timed ones of v's path on sc's start:
+ * times[r] and stage[k][r] (the profile's bounds+keys, sort, sweep and
+ * apply), the last call's *stats, and *changed when a call's stats
+ * differ from the warm-up's (the calls carried state). The first failing
+ * status, else PLEAT_OK. */
+static pleat_status time_calls(const variant *v, pleat_context *ctx, const scene *sc,
+                               const pleat_params *params, device_copies *dev, float *work,
+                               int repeats, double *times, double *const stage[4],
+                               pleat_stats *stats, int *changed)
+{
+    pleat_stats first = {0, 0};
+    pleat_status s = PLEAT_OK;
     for (int r = -1; r < repeats && s == PLEAT_OK; ++r) { /* r = -1: warm-up */
         double t0, t1;
         pleat_timings tm = {0, 0, 0, 0};
         if (v->path != HOST_PTRS) {
-            s = device_call(ctx, &dev, sc, &params, &stats, &t0, &t1, &tm);
+            s = device_call(ctx, dev, sc, params, stats, &t0, &t1, &tm);
         } else {
-            memcpy(work, sc->start, bytes);
+            memcpy(work, sc->start, scene_bytes(sc));
             t0 = portable_now_ms();
-            s = pleat_self_collide(ctx, work, sc->n, &params, &stats);
+            s = pleat_self_collide(ctx, work, sc->n, params, stats);
             t1 = portable_now_ms();
             pleat_context_timings(ctx, &tm);
         }
         if (s != PLEAT_OK || r < 0) {
-            first = stats;
+            first = *stats;
             continue;
         }
-        changed |= stats.pairs != first.pairs || stats.tests != first.tests;
+        *changed |= stats->pairs != first.pairs || stats->tests != first.tests;
         times[r] = t1 - t0;
         stage[0][r] = tm.bounds_keys_ms;
         stage[1][r] = tm.sort_ms;
         stage[2][r] = tm.sweep_ms;
         stage[3][r] = tm.apply_ms;
     }
+    return s;
+}
+
+/* Times pleat on sc with one variant and thread count; with `list`, also
+ * digests its pairs (untimed) for the baseline check. Returns 0, or -1 after
+ * printing why. */
+static int run_pleat(const variant *v, int threads, int profile, int list, const scene *sc,
+                     float *work, int repeats, double *times, bench_row *row)
+{
+    pleat_context *ctx = row_context(v, threads, profile, row);
+    if (!ctx)
+        return -1;
+    pleat_params params = pleat_default_params();
+    params.distance = sc->distance;
+    params.stiffness = 1.0f;
+    params.rest_positions = sc->rest;
+    params.max_tests = sc->max_tests;
+    double *stage[4];
+    for (int k = 0; k < 4; ++k)
+        stage[k] = times + (size_t)(k + 1) * (size_t)repeats;
+    pleat_stats stats = {0, 0};
+    int changed = 0;
+    device_copies dev = {NULL, NULL, NULL, NULL, NULL, NULL};
+    if (v->path != HOST_PTRS && device_setup(&dev, v->path, ctx, sc, &params) != 0) {
+        device_free(&dev);
+        pleat_context_destroy(ctx);
+        return -1;
+    }
+    pleat_status s = time_calls(v, ctx, sc, &params, &dev, work, repeats, times, stage, &stats,
+                                &changed);
     device_free(&dev);
     const char *call = "pleat_self_collide";
     if (s == PLEAT_OK && list) {
