@@ -303,13 +303,9 @@ static void contexts_made_at_once(const job *j)
     printf("contexts made and destroyed on %d threads at once\n", MAKERS);
 }
 
-int main(void)
+/* 1. separate contexts: every ISA at 1 to 3 threads, all at once */
+static void separate_contexts(const job *jobs)
 {
-    job jobs[2];
-    make_job(&jobs[0], 12000, 1.0f, 1); /* 3 chunks: the pool threads split it */
-    make_job(&jobs[1], 3000, 1.0f, 2);
-
-    /* 1. separate contexts */
     static const char *const isas[] = {PLEAT_TEST_ISAS, ""};
     enum { NUM_ISAS = sizeof isas / sizeof isas[0] };
     worker ws[3 * NUM_ISAS];
@@ -333,9 +329,13 @@ int main(void)
         pleat_context_destroy(ws[k].ctx);
     }
     printf("separate contexts: %d threads at once\n", n);
+}
 
-    /* 2. one shared context, 3 threads racing until each saw both outcomes */
-    pleat_context *shared = context("", 2);
+/* 2. one shared context, 3 threads racing until each saw both outcomes
+ * (or a minute passed) */
+static void shared_context(pleat_context *shared, const job *jobs)
+{
+    worker ws[3];
     atomic_int stop;
     atomic_init(&stop, 0);
     for (int k = 0; k < 3; ++k) {
@@ -365,29 +365,47 @@ int main(void)
     }
     CHECK(right > 0 && refused > 0, "shared context: %d right, %d refused", right, refused);
     printf("shared context: %d calls right, %d refused\n", right, refused);
+}
 
-    /* 3. handed from thread to thread */
+/* 3. one context handed from thread to thread */
+static void handed_over(pleat_context *shared, const job *jobs)
+{
+    worker w;
     for (int k = 0; k < 4; ++k) {
-        init_worker(&ws[0], shared, jobs, 2);
-        ws[0].rounds = 2;
-        pthread_create(&ws[0].thread, NULL, work, &ws[0]);
-        pthread_join(ws[0].thread, NULL);
-        CHECK(atomic_load(&ws[0].right) == 2, "handed over: %d right",
-              atomic_load(&ws[0].right));
+        init_worker(&w, shared, jobs, 2);
+        w.rounds = 2;
+        pthread_create(&w.thread, NULL, work, &w);
+        pthread_join(w.thread, NULL);
+        CHECK(atomic_load(&w.right) == 2, "handed over: %d right", atomic_load(&w.right));
     }
-    pleat_context_destroy(shared);
+}
 
-    disjoint_subsets(&jobs[0]);
-
-    /* 5. a clump: about 170 neighbours each, 700k pairs */
-    job clump;
-    make_job(&clump, 9000, 3.0f, 3);
+/* 5. a clump: about 170 neighbours each, 700k pairs; 2 and 3 threads must
+ * give the 1-thread bits */
+static void dense_clump(const job *clump)
+{
     for (int t = 2; t <= 3; ++t) {
         pleat_context *ctx = context("", t);
-        CHECK(run_once(ctx, &clump, 0) == 1, "clump, %d threads: not the 1-thread bits", t);
+        CHECK(run_once(ctx, clump, 0) == 1, "clump, %d threads: not the 1-thread bits", t);
         pleat_context_destroy(ctx);
     }
     printf("dense clump: 2 and 3 threads fold what they owe\n");
+}
+
+int main(void)
+{
+    job jobs[2];
+    make_job(&jobs[0], 12000, 1.0f, 1); /* 3 chunks: the pool threads split it */
+    make_job(&jobs[1], 3000, 1.0f, 2);
+    separate_contexts(jobs);
+    pleat_context *shared = context("", 2);
+    shared_context(shared, jobs);
+    handed_over(shared, jobs);
+    pleat_context_destroy(shared);
+    disjoint_subsets(&jobs[0]);
+    job clump;
+    make_job(&clump, 9000, 3.0f, 3);
+    dense_clump(&clump);
     job_system(jobs, 2);
     job_system(&clump, 1);
     printf("a job system of %d threads a stage\n", JOB_THREADS);
