@@ -112,47 +112,47 @@ void bench_report_begin(FILE *out, int json, const bench_header *h)
     fflush(out);
 }
 
-void bench_report_row(FILE *out, int json, const bench_row *r)
+/* Row r as one JSON object of the results array (ns: ns a particle). */
+static void json_row(FILE *out, const bench_row *r, double ns, double speedup)
 {
-    double ns = r->n ? r->ms * 1e6 / r->n : 0.0;
-    double speedup = r->has_baseline && r->ms > 0.0 ? r->baseline_ms / r->ms : 0.0;
-    if (json) {
-        fprintf(out, "%s\n    {\"scene\": ", first_row ? "" : ",");
-        first_row = 0;
-        json_string(out, r->scene);
-        fprintf(out, ", \"n\": %" PRIu32 ", \"distance\": %.9g, \"rest_positions\": %s, "
-                     "\"backend\": ",
-                r->n, (double)r->distance, r->rest ? "true" : "false");
-        json_string(out, r->backend);
-        fprintf(out, ", \"isa\": ");
-        json_string(out, r->isa);
-        fprintf(out, ", \"threads\": %d, \"describe\": ", r->threads);
-        json_string(out, r->describe);
-        fprintf(out, ",\n     \"repeats\": %d, \"ms_per_call\": %.6f, \"ms_min\": %.6f, "
-                     "\"ms_max\": %.6f, \"ns_per_particle\": %.3f, \"pairs\": %" PRIu64
-                     ", \"tests\": %" PRIu64 ",\n",
-                r->repeats, r->ms, r->ms_min, r->ms_max, ns, r->pairs, r->tests);
-        if (r->bounds_keys_ms + r->sort_ms + r->sweep_ms + r->apply_ms > 0.0)
-            fprintf(out, "     \"stages_ms\": {\"bounds_keys\": %.6f, \"sort\": %.6f, "
-                         "\"sweep\": %.6f, \"apply\": %.6f},\n",
-                    r->bounds_keys_ms, r->sort_ms, r->sweep_ms, r->apply_ms);
-        else /* not profiled, as the table's "-" */
-            fprintf(out, "     \"stages_ms\": null,\n");
-        if (r->has_baseline) {
-            fprintf(out, "     \"baseline\": {\"ms_per_call\": %.6f, \"pairs\": %" PRIu64
-                         ", \"tests\": %" PRIu64 ", \"grid\": \"%s\"}, \"speedup\": ",
-                    r->baseline_ms, r->baseline_pairs, r->baseline_tests,
-                    r->baseline_hashed ? "hashed" : "dense");
-            /* no speedup over a baseline that did other work */
-            if (r->pairs_match)
-                fprintf(out, "%.4f, \"pairs_match\": true}", speedup);
-            else
-                fprintf(out, "null, \"pairs_match\": false}");
-        } else
-            fprintf(out, "     \"baseline\": null, \"speedup\": null, \"pairs_match\": null}");
-        fflush(out);
-        return;
-    }
+    fprintf(out, "%s\n    {\"scene\": ", first_row ? "" : ",");
+    first_row = 0;
+    json_string(out, r->scene);
+    fprintf(out, ", \"n\": %" PRIu32 ", \"distance\": %.9g, \"rest_positions\": %s, "
+                 "\"backend\": ",
+            r->n, (double)r->distance, r->rest ? "true" : "false");
+    json_string(out, r->backend);
+    fprintf(out, ", \"isa\": ");
+    json_string(out, r->isa);
+    fprintf(out, ", \"threads\": %d, \"describe\": ", r->threads);
+    json_string(out, r->describe);
+    fprintf(out, ",\n     \"repeats\": %d, \"ms_per_call\": %.6f, \"ms_min\": %.6f, "
+                 "\"ms_max\": %.6f, \"ns_per_particle\": %.3f, \"pairs\": %" PRIu64
+                 ", \"tests\": %" PRIu64 ",\n",
+            r->repeats, r->ms, r->ms_min, r->ms_max, ns, r->pairs, r->tests);
+    if (r->bounds_keys_ms + r->sort_ms + r->sweep_ms + r->apply_ms > 0.0)
+        fprintf(out, "     \"stages_ms\": {\"bounds_keys\": %.6f, \"sort\": %.6f, "
+                     "\"sweep\": %.6f, \"apply\": %.6f},\n",
+                r->bounds_keys_ms, r->sort_ms, r->sweep_ms, r->apply_ms);
+    else /* not profiled, as the table's "-" */
+        fprintf(out, "     \"stages_ms\": null,\n");
+    if (r->has_baseline) {
+        fprintf(out, "     \"baseline\": {\"ms_per_call\": %.6f, \"pairs\": %" PRIu64
+                     ", \"tests\": %" PRIu64 ", \"grid\": \"%s\"}, \"speedup\": ",
+                r->baseline_ms, r->baseline_pairs, r->baseline_tests,
+                r->baseline_hashed ? "hashed" : "dense");
+        /* no speedup over a baseline that did other work */
+        if (r->pairs_match)
+            fprintf(out, "%.4f, \"pairs_match\": true}", speedup);
+        else
+            fprintf(out, "null, \"pairs_match\": false}");
+    } else
+        fprintf(out, "     \"baseline\": null, \"speedup\": null, \"pairs_match\": null}");
+}
+
+/* Row r as a line of the table's columns. */
+static void table_row(FILE *out, const bench_row *r, double ns, double speedup)
+{
     char buf[NUM_COLUMNS][32];
     snprintf(buf[0], 32, "%s", r->scene);
     snprintf(buf[1], 32, "%" PRIu32, r->n);
@@ -186,6 +186,16 @@ void bench_report_row(FILE *out, int json, const bench_row *r)
     }
     for (int c = 0; c < NUM_COLUMNS; ++c)
         cell(out, c, buf[c]);
+}
+
+void bench_report_row(FILE *out, int json, const bench_row *r)
+{
+    double ns = r->n ? r->ms * 1e6 / r->n : 0.0;
+    double speedup = r->has_baseline && r->ms > 0.0 ? r->baseline_ms / r->ms : 0.0;
+    if (json)
+        json_row(out, r, ns, speedup);
+    else
+        table_row(out, r, ns, speedup);
     fflush(out);
 }
 
