@@ -132,12 +132,10 @@ static double crumple_eval(const crumple_waves *w, double x, double y)
     return sum;
 }
 
-void pleat_scene_crumpled_sheet(uint32_t res, float spacing, uint64_t seed, float *particles,
-                                float *rest)
+/* The flat res x res sheet in the z = 0 plane, spacing apart, every
+ * particle free; its rest positions the same, when asked for. */
+static void flat_sheet(uint32_t res, float spacing, float *particles, float *rest)
 {
-    const double pi = 3.14159265358979323846;
-    size_t count = (size_t)res * res;
-    double h = spacing, gap = spacing;
     for (uint32_t j = 0; j < res; ++j) {
         for (uint32_t i = 0; i < res; ++i) {
             size_t k = (size_t)j * res + i;
@@ -155,11 +153,15 @@ void pleat_scene_crumpled_sheet(uint32_t res, float spacing, uint64_t seed, floa
             }
         }
     }
-    uint64_t state = seed ^ 0x63727570706c6564ull; /* "crumpled" */
+}
 
-    /* Three folds, like a napkin: each roughly across the one before, along a
-     * line near the middle of what is left, the side to flip chosen at random. */
-    double base_angle = 2.0 * pi * (double)pleat_scene_uniform(&state);
+/* Three folds, like a napkin: each roughly across the one before, along a
+ * line near the middle of what is left, the side to flip chosen at random,
+ * wrapped around an axis half a gap above the stack's top. */
+static void napkin_folds(float *particles, size_t count, double gap, uint64_t *state)
+{
+    const double pi = 3.14159265358979323846;
+    double base_angle = 2.0 * pi * (double)pleat_scene_uniform(state);
     for (int fold = 0; fold < 3; ++fold) {
         double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY}, top = -INFINITY;
         for (size_t k = 0; k < count; ++k) {
@@ -174,26 +176,29 @@ void pleat_scene_crumpled_sheet(uint32_t res, float spacing, uint64_t seed, floa
         }
         double c[2], nrm[2];
         for (int a = 0; a < 2; ++a)
-            c[a] = lo[a] + (hi[a] - lo[a]) * (0.4 + 0.2 * (double)pleat_scene_uniform(&state));
+            c[a] = lo[a] + (hi[a] - lo[a]) * (0.4 + 0.2 * (double)pleat_scene_uniform(state));
         double angle =
-            base_angle + 0.5 * pi * fold + 0.7 * ((double)pleat_scene_uniform(&state) - 0.5);
-        if (pleat_scene_uniform(&state) < 0.5f)
+            base_angle + 0.5 * pi * fold + 0.7 * ((double)pleat_scene_uniform(state) - 0.5);
+        if (pleat_scene_uniform(state) < 0.5f)
             angle += pi;
         nrm[0] = cos(angle);
         nrm[1] = sin(angle);
         crumple_fold(particles, count, c, nrm, top + 0.5 * gap);
     }
+}
 
-    /* Crumple: squeeze the layer stack (gaps from about 0.35 to 1.15 of the
-     * spacing, so in places the layers come within the collision distance),
-     * wrinkle in the plane (stretch at most about +-25 %), bend with big bumps. */
-    double extent = 0.5 * (double)(res > 1 ? res - 1 : 1) * h;
-    crumple_waves squeeze = crumple_make_waves(&state, 3, extent / 6, extent / 2, 1.0);
+/* Crumple: squeeze the layer stack (gaps from about 0.35 to 1.15 of the
+ * spacing, so in places the layers come within the collision distance),
+ * wrinkle in the plane (stretch at most about +-25 %), bend with big bumps.
+ * extent: half the flat sheet's side. */
+static void crumple(float *particles, size_t count, double extent, uint64_t *state)
+{
+    crumple_waves squeeze = crumple_make_waves(state, 3, extent / 6, extent / 2, 1.0);
     for (int i = 0; i < squeeze.count; ++i)
         squeeze.amp[i] = 1.0 / squeeze.count;
-    crumple_waves wrinkle_x = crumple_make_waves(&state, 3, extent / 8, extent / 3, 0.013);
-    crumple_waves wrinkle_y = crumple_make_waves(&state, 3, extent / 8, extent / 3, 0.013);
-    crumple_waves bumps = crumple_make_waves(&state, 5, extent / 4, extent, 0.04);
+    crumple_waves wrinkle_x = crumple_make_waves(state, 3, extent / 8, extent / 3, 0.013);
+    crumple_waves wrinkle_y = crumple_make_waves(state, 3, extent / 8, extent / 3, 0.013);
+    crumple_waves bumps = crumple_make_waves(state, 5, extent / 4, extent, 0.04);
     for (size_t k = 0; k < count; ++k) {
         float *p = particles + 4 * k;
         double x = p[0], y = p[1], z = p[2];
@@ -203,4 +208,14 @@ void pleat_scene_crumpled_sheet(uint32_t res, float spacing, uint64_t seed, floa
         p[1] = (float)(y + crumple_eval(&wrinkle_y, x, y));
         p[2] = (float)z;
     }
+}
+
+void pleat_scene_crumpled_sheet(uint32_t res, float spacing, uint64_t seed, float *particles,
+                                float *rest)
+{
+    size_t count = (size_t)res * res;
+    flat_sheet(res, spacing, particles, rest);
+    uint64_t state = seed ^ 0x63727570706c6564ull; /* "crumpled" */
+    napkin_folds(particles, count, spacing, &state);
+    crumple(particles, count, 0.5 * (double)(res > 1 ? res - 1 : 1) * (double)spacing, &state);
 }
