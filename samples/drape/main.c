@@ -84,8 +84,8 @@ static void usage(FILE *f)
             cloth_scene_default_frames(CLOTH_SCENE_PILE));
 }
 
-/* Picks one of names (n of them) as its index in choices; -1 when value
- * names none, after saying so. */
+/* The index of value among names (n of them); -1 when it is none of
+ * them, after saying so (what: the option's kind, for the message). */
 static int pick(const char *what, const char *value, const char *const *names, int n)
 {
     for (int k = 0; k < n; k++)
