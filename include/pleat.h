@@ -372,8 +372,8 @@ typedef struct pleat_params {
      *  inverse masses near 1, but not small for heavy particles: w_i + w_j
      *  of 2e-6 leaves 6% of the overlap, 2e-7 37%. Only the ratio of the
      *  two inverse masses matters otherwise, so scaling every inverse mass
-     *  by one factor (to keep them near 1) changes nothing else. Default
-     *  1. */
+     *  by one factor (to keep them near 1) changes nothing else but for
+     *  rounding. Default 1. */
     float stiffness;
     /** Optional: only these particles take part (default NULL = all of them).
      *  Each index < count and given once. A non-NULL array with
@@ -438,11 +438,11 @@ typedef struct pleat_stats {
  * When several apply, the first of: INVALID_ARGUMENT (pointers and params),
  * BAD_INDEX for num_indices > count, INVALID_ARGUMENT for a context in use
  * (see the thread rules above), BAD_INDEX, NONFINITE_INPUT,
- * INVALID_ARGUMENT (inverse mass), TOO_MANY_TESTS (in pleat_find_pairs(), then CAPACITY). OUT_OF_MEMORY
- * may come before any of them but the first: the data are checked in
- * scratch reserved first, which a refused call may leave grown; it may
- * also come after them all, from what grows with the pairs found (see the
- * README's Memory).
+ * INVALID_ARGUMENT (inverse mass), TOO_MANY_TESTS (in pleat_find_pairs(),
+ * then CAPACITY). OUT_OF_MEMORY may come before any of them but the first
+ * three: the data are checked in scratch reserved first, which a refused
+ * call may leave grown; it may also come after them all, from what grows
+ * with the pairs found (see the README's Memory).
  */
 PLEAT_API pleat_status pleat_self_collide(pleat_context *ctx, float *particles, uint32_t count,
                                           const pleat_params *params, pleat_stats *stats);

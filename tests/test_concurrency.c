@@ -254,6 +254,7 @@ Test(concurrency, a_call_on_a_context_in_use_is_refused_and_writes_nothing)
     twice.num_indices = 2;
     cr_assert_eq(pleat_self_collide(ctx, p, e.sc.count, &twice, &st),
                  PLEAT_ERROR_INVALID_ARGUMENT);
+    cr_assert(memcmp(p, e.sc.particles, bytes) == 0 && st.pairs == 7 && st.tests == 7);
     float nan_pair[8] = {NAN, 0, 0, 1, 0, 0, 0, 1}, nan_before[8];
     memcpy(nan_before, nan_pair, sizeof nan_pair);
     cr_assert_eq(pleat_find_pairs(ctx, nan_pair, 2, &e.params, NULL, 0, &num),
