@@ -191,15 +191,6 @@ static int fail_usage(const char *what, const char *value)
     return 2;
 }
 
-/* Index of name in names[0 .. count), or count. */
-static int name_index(const char *name, const char *const *names, int count)
-{
-    int k = 0;
-    while (k < count && strcmp(name, names[k]))
-        ++k;
-    return k;
-}
-
 /* Splits a comma-separated list in place; returns the count or -1 if too many. */
 static int split(char *list, char *items[MAX_LIST])
 {
@@ -325,7 +316,7 @@ static int read_args(int argc, char **argv, options *o, option_lists *lists)
             continue;
         }
         int count = (int)(sizeof with_value / sizeof *with_value);
-        if (name_index(arg, with_value, count) == count)
+        if (cli_name_index(arg, with_value, count) == count)
             return fail_usage("option", arg);
         if (!value) {
             if (i + 1 >= argc)
@@ -355,7 +346,7 @@ static int parse_scenes(char *text, options *o)
     if (!count)
         return 2;
     for (int i = 0; i < count; ++i) {
-        int k = name_index(items[i], scene_names, NUM_SCENES);
+        int k = cli_name_index(items[i], scene_names, NUM_SCENES);
         if (k == NUM_SCENES)
             return fail_usage("scene", items[i]);
         o->scenes[o->num_scenes++] = (scene_kind)k;
@@ -409,7 +400,7 @@ static int parse_isas(char *text, options *o)
     if (!count)
         return 2;
     for (int i = 0; i < count; ++i) {
-        if (name_index(items[i], isa_names, num_isa_names) == num_isa_names)
+        if (cli_name_index(items[i], isa_names, num_isa_names) == num_isa_names)
             return fail_usage(what, items[i]);
         for (int j = 0; j < o->num_isas; ++j)
             if (!strcmp(o->isas[j], items[i]))
@@ -430,7 +421,7 @@ static int parse_backends(char *text, options *o)
     if (!count)
         return 2;
     for (int i = 0; i < count; ++i) {
-        int k = name_index(items[i], backend_names, num_backend_names);
+        int k = cli_name_index(items[i], backend_names, num_backend_names);
         if (k == num_backend_names)
             return fail_usage("backend", items[i]);
         pleat_backend b = backend_ids[k];
@@ -1046,7 +1037,7 @@ static void row_at(const options *o, const variant *vars, int k, int *vi, int *t
 
 /* Times the baseline and every variant and thread count on r's scene
  * o->rounds times, taking turns, each round in the reverse order of the
- * one before (as bench/compare.sh), so that no row always runs first or
+ * one before (as bench/interleave.sh), so that no row always runs first or
  * right after another: proto gets the fastest baseline round, best[k]
  * each row's fastest round (with round 0's listed pairs, where the
  * baseline runs first). The number of rows, or -1 when a run fails. */

@@ -8,4 +8,7 @@
  * *out is left as it was. */
 int cli_parse_long(const char *text, long lo, long hi, long *out);
 
+/* The index of name in names[0 .. count), or count when it is none of them. */
+int cli_name_index(const char *name, const char *const *names, int count);
+
 #endif

@@ -88,9 +88,9 @@ static void usage(FILE *f)
  * them, after saying so (what: the option's kind, for the message). */
 static int pick(const char *what, const char *value, const char *const *names, int n)
 {
-    for (int k = 0; k < n; k++)
-        if (!strcmp(value, names[k]))
-            return k;
+    int k = cli_name_index(value, names, n);
+    if (k < n)
+        return k;
     fprintf(stderr, "pleat-drape: unknown %s '%s'\n", what, value);
     return -1;
 }
