@@ -1235,14 +1235,30 @@ static void collide_succeeded(fz_case *c, float *before, const pleat_stats *stat
     free(part);
 }
 
-void fz_collide(const uint8_t *data, size_t size)
+/* Decodes the input into *c; returns a copy of its particles (the
+ * caller frees it). */
+static float *start_case(fz_case *c, const uint8_t *data, size_t size)
 {
     fz_init();
+    decode(c, data, size);
+    float *before = xcalloc(4 * (size_t)c->count, sizeof(float));
+    memcpy(before, c->particles, 4 * (size_t)c->count * sizeof(float));
+    return before;
+}
+
+/* The context an input's call runs on: its first, or NULL when it misuses
+ * one. */
+static pleat_context *first_context(const fz_case *c)
+{
+    return c->misuse == MISUSE_NULL_CONTEXT ? NULL
+                                            : contexts[c->first % (unsigned)num_contexts].ctx;
+}
+
+void fz_collide(const uint8_t *data, size_t size)
+{
     fz_case c;
-    decode(&c, data, size);
+    float *before = start_case(&c, data, size);
     size_t fbytes = 4 * (size_t)c.count * sizeof(float);
-    float *before = xcalloc(4 * (size_t)c.count, sizeof(float));
-    memcpy(before, c.particles, fbytes);
     float *rest_before = c.rest ? xcalloc(4 * (size_t)c.count, sizeof(float)) : NULL;
     if (c.rest)
         memcpy(rest_before, c.rest, fbytes);
@@ -1252,7 +1268,7 @@ void fz_collide(const uint8_t *data, size_t size)
 
     int ctx_null = c.misuse == MISUSE_NULL_CONTEXT, params_null = c.misuse == MISUSE_NULL_PARAMS;
     int particles_null = c.misuse == MISUSE_NULL_PARTICLES;
-    pleat_context *ctx = ctx_null ? NULL : contexts[c.first % (unsigned)num_contexts].ctx;
+    pleat_context *ctx = first_context(&c);
     pleat_status want = expected_status(&c, ctx_null, params_null, particles_null, 0);
     /* the data checks come before the test limit: it changes no error */
     if (want != PLEAT_OK)
@@ -1427,17 +1443,14 @@ static void same_list_elsewhere(const fz_case *c, const float *parts, const uint
 
 void fz_pairs(const uint8_t *data, size_t size)
 {
-    fz_init();
     fz_case c;
-    decode(&c, data, size);
+    float *before = start_case(&c, data, size);
     size_t fbytes = 4 * (size_t)c.count * sizeof(float);
-    float *before = xcalloc(4 * (size_t)c.count, sizeof(float));
-    memcpy(before, c.particles, fbytes);
 
     int ctx_null = c.misuse == MISUSE_NULL_CONTEXT, params_null = c.misuse == MISUSE_NULL_PARAMS;
     int particles_null = c.misuse == MISUSE_NULL_PARTICLES;
     int num_null = c.misuse == MISUSE_NULL_NUM_PAIRS;
-    pleat_context *ctx = ctx_null ? NULL : contexts[c.first % (unsigned)num_contexts].ctx;
+    pleat_context *ctx = first_context(&c);
     const float *parts = particles_null ? NULL : c.particles;
     const pleat_params *params = params_null ? NULL : &c.params;
     pleat_status want = expected_status(&c, ctx_null, params_null, particles_null, num_null);
