@@ -50,6 +50,34 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The paths of dir's entries (path/name, names not starting with '.'),
+ * sorted, so every run takes the same order, into *names (n of them; the
+ * caller frees each and the array). 0, or 1 after saying why. */
+static int list_dir(const char *path, DIR *dir, char ***names, size_t *n)
+{
+    *names = NULL;
+    *n = 0;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        if (e->d_name[0] == '.')
+            continue;
+        size_t len = strlen(path) + strlen(e->d_name) + 2;
+        char **more = realloc(*names, (*n + 1) * sizeof **names);
+        char *name = more ? malloc(len) : NULL;
+        if (more)
+            *names = more;
+        if (!name) {
+            fprintf(stderr, "out of memory listing %s\n", path);
+            return 1;
+        }
+        snprintf(name, len, "%s/%s", path, e->d_name);
+        (*names)[(*n)++] = name;
+    }
+    if (*n > 1) /* qsort's array may not be NULL, even for no items */
+        qsort(*names, *n, sizeof **names, cmp_str);
+    return 0;
+}
+
 static int run_path(const char *path, unsigned *runs)
 {
     struct stat st;
@@ -64,21 +92,10 @@ static int run_path(const char *path, unsigned *runs)
     DIR *dir = opendir(path);
     if (!dir)
         return 1;
-    char **names = NULL;
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(dir))) {
-        if (e->d_name[0] == '.')
-            continue;
-        names = realloc(names, (n + 1) * sizeof *names);
-        size_t len = strlen(path) + strlen(e->d_name) + 2;
-        names[n] = malloc(len);
-        snprintf(names[n], len, "%s/%s", path, e->d_name);
-        ++n;
-    }
+    char **names;
+    size_t n;
+    int rc = list_dir(path, dir, &names, &n);
     closedir(dir);
-    qsort(names, n, sizeof *names, cmp_str); /* same order every run */
-    int rc = 0;
     for (size_t k = 0; k < n; ++k) {
         rc |= run_path(names[k], runs);
         free(names[k]);

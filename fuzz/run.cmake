@@ -33,6 +33,10 @@ if(MODE STREQUAL "replay")
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "replay failed (${rc}):\n${out}")
   endif()
+  # the runner counts what it ran: a file it skipped would pass unseen
+  if(NOT LIBFUZZER AND NOT out MATCHES "(^|\n)${n} inputs ran")
+    message(FATAL_ERROR "the runner did not run the ${n} inputs found:\n${out}")
+  endif()
   message(STATUS "${n} inputs replayed without a finding")
 elseif(MODE STREQUAL "fuzz")
   file(REMOVE_RECURSE ${WORK}/artifacts) # what a failure prints is this run's
