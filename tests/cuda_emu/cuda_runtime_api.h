@@ -159,11 +159,27 @@ int pleat_emu_operation_failure_pending(void);
  * cudaSuccess), once, left for cudaGetLastError too, as the runtime reports
  * at a wait a fault of the work before it. On a GPU such an error stays,
  * and every later call returns it; here it does not, so a test sees what
- * the calls after it do. A wait the runtime refuses anyway does not count.
+ * the calls after it do, unless pleat_emu_wait_failures_stay asks for a
+ * GPU's. A wait the runtime refuses anyway does not count.
  * skip < 0 cancels it. */
 void pleat_emu_fail_wait(long long skip, cudaError_t error);
 /* Whether the failure asked for has not happened yet. */
 int pleat_emu_wait_failure_pending(void);
+/* With stay set (0 at the start), the error of a wait made to fail
+ * (pleat_emu_fail_wait) stays, as a GPU's fault does: the device waited
+ * for is lost to it (pleat_emu_lose_device) once the wait has run what it
+ * waits for. */
+void pleat_emu_wait_failures_stay(int stay);
+/* `device`'s context is lost to `error`, as to a kernel's fault on a GPU
+ * (a sticky error): its queued work is dropped unrun, and from now on every
+ * call that uses the context fails with `error`, left for cudaGetLastError
+ * too, which returns it and keeps it, as does cudaPeekAtLastError, while
+ * that device is current. Those calls are all but the versions,
+ * cudaGetDeviceCount, cudaGetDevice, cudaSetDevice and
+ * cudaGetDeviceProperties; the releases (memory, streams, events) free all
+ * the same. error cudaSuccess gives the device back, as a new process
+ * would find it. */
+void pleat_emu_lose_device(int device, cudaError_t error);
 /* The next `skip` queries and setup calls succeed, and the one after fails
  * with `error` (not cudaSuccess), once, left for cudaGetLastError too: the
  * calls that neither allocate, queue work nor wait (cudaGetDeviceCount,

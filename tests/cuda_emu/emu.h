@@ -52,9 +52,12 @@
  *   instantiation, which allocates on a GPU too), the operation queued
  *   on a stream that the runtime refuses (pleat_emu_fail_operation), and
  *   the host wait at which the device reports a fault of the work it ran
- *   (pleat_emu_fail_wait; once: unlike a GPU's, the error does not stay),
- *   and the query or setup call that fails (pleat_emu_fail_call, whose
- *   comment in cuda_runtime_api.h lists them).
+ *   (pleat_emu_fail_wait; once, unlike a GPU's, so that a test sees what
+ *   the calls after it do, unless the test asks for a GPU's: then the
+ *   device's context is lost, pleat_emu_lose_device, and every call that
+ *   uses it fails with that error from then on), and the query or setup
+ *   call that fails (pleat_emu_fail_call, whose comment in
+ *   cuda_runtime_api.h lists them).
  * - Devices. There are two. The current one is the calling thread's;
  *   memory and streams belong to the device current when they were made,
  *   and each device has a legacy stream of its own, as do events. A
@@ -118,6 +121,13 @@ cudaError_t fail(cudaError_t e); /* e, also left for cudaGetLastError */
 /* cudaSuccess, or the error of a launch on the current device when it has
  * no kernel image (pleat_emu_kernel_images), left for cudaGetLastError too */
 cudaError_t kernel_image();
+/* cudaSuccess, or the error a fault lost `device`'s context to
+ * (pleat_emu_lose_device), left for cudaGetLastError too: every call that
+ * uses a device's context asks first. */
+cudaError_t lost_context(int device);
+/* The device's context lost to `error`, as to a kernel's fault on a GPU
+ * (cudaSuccess: given back); its queued work is dropped. Under the lock. */
+void lose(int device, cudaError_t error);
 
 /* memory.cc */
 enum side { HOST, PINNED, DEVICE };
@@ -156,6 +166,9 @@ void device_leave();
 /* streams.cc: a call that a running capture forbids (allocation, a device
  * sync) fails and invalidates the captures it conflicts with. */
 cudaError_t unsafe_call();
+/* streams.cc: the device's queued work, dropped unrun, as a GPU drops the
+ * work after a fault. Under the lock. */
+void drop_work(int device);
 
 } // namespace pleat_emu
 

@@ -227,7 +227,9 @@ cudaError_t allocate(void **ptr, size_t bytes, bool pinned)
     locked g(big_lock());
     if (!ptr)
         return fail(cudaErrorInvalidValue);
-    cudaError_t e = unsafe_call();
+    cudaError_t e = lost_context(current_device());
+    if (e == cudaSuccess)
+        e = unsafe_call();
     if (e != cudaSuccess)
         return e;
     *ptr = nullptr;
@@ -242,14 +244,17 @@ cudaError_t allocate(void **ptr, size_t bytes, bool pinned)
 cudaError_t release(void *ptr, bool pinned)
 {
     locked g(big_lock());
-    cudaError_t e = unsafe_call();
-    if (e != cudaSuccess)
-        return e;
+    const cudaError_t lost = lost_context(current_device());
+    cudaError_t e = lost != cudaSuccess ? lost : unsafe_call();
     /* cudaFree(NULL) frees nothing and makes the device's context: the
      * runtime's idiom for that, a setup call (pleat_emu_fail_call) */
     if (!ptr)
-        return pinned ? cudaSuccess : refused_call();
-    return unmap_block(ptr, pinned);
+        return e != cudaSuccess || pinned ? e : refused_call();
+    /* a lost device's memory is freed all the same: the test that lost it
+     * goes on in the same process */
+    if (e == lost)
+        e = unmap_block(ptr, pinned);
+    return lost != cudaSuccess ? lost : e;
 }
 
 } // namespace

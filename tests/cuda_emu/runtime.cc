@@ -55,6 +55,20 @@ int current_device() { return current; }
 
 static bool no_kernel_images[DEVICES]; /* under the lock */
 static armed_failure failed_call;      /* pleat_emu_fail_call */
+static cudaError_t lost[DEVICES];      /* under the lock: pleat_emu_lose_device */
+
+cudaError_t lost_context(int device)
+{
+    locked g(big_lock());
+    return fail(lost[device]);
+}
+
+void lose(int device, cudaError_t error)
+{
+    lost[device] = error;
+    if (error != cudaSuccess)
+        drop_work(device);
+}
 
 cudaError_t refused_call()
 {
@@ -72,7 +86,9 @@ cudaError_t func_attributes(cudaFuncAttributes *attr)
 {
     if (!attr)
         return fail(cudaErrorInvalidValue);
-    cudaError_t e = kernel_image();
+    cudaError_t e = lost_context(current);
+    if (e == cudaSuccess)
+        e = kernel_image();
     if (e == cudaSuccess)
         e = refused_call();
     if (e != cudaSuccess)
@@ -164,18 +180,27 @@ void pleat_emu_survive_fork(int survive)
     survives_fork = survive != 0;
 }
 
+void pleat_emu_lose_device(int device, cudaError_t error)
+{
+    if (device < 0 || device >= DEVICES)
+        die("pleat_emu_lose_device: no device %d", device);
+    locked g(big_lock());
+    lose(device, error);
+}
+
+/* A lost device's error stays, whatever the thread's last. */
 cudaError_t cudaGetLastError(void)
 {
-    not_in_a_fork_child();
-    cudaError_t e = last_error;
+    locked g(big_lock());
+    cudaError_t e = lost[current] != cudaSuccess ? lost[current] : last_error;
     last_error = cudaSuccess;
     return e;
 }
 
 cudaError_t cudaPeekAtLastError(void)
 {
-    not_in_a_fork_child();
-    return last_error;
+    locked g(big_lock());
+    return lost[current] != cudaSuccess ? lost[current] : last_error;
 }
 
 /* Both versions: 13.0. */

@@ -602,6 +602,141 @@ static void failed_waits()
     cudaFree(d);
 }
 
+/* What lost_devices() holds on device 0 when it loses it: a stream with
+ * its graph, on d; another stream, capturing, and work queued there on
+ * `dropped`; an event. */
+struct lost_objects {
+    cudaStream_t s, capturing;
+    unsigned *d, *dropped;
+    cudaEvent_t e;
+    cudaGraph_t g;
+    cudaGraphExec_t exec;
+};
+
+/* Each call that uses o's device, lost to `gone`, fails with it. */
+static void calls_on_lost(lost_objects &o, cudaError_t gone)
+{
+    void *p = nullptr;
+    unsigned h[32];
+    cudaStream_t made_stream = nullptr;
+    cudaEvent_t made_event = nullptr;
+    cudaGraph_t captured = nullptr;
+    cudaGraphExec_t made_exec = nullptr;
+    cudaStreamCaptureStatus capturing;
+    cudaFuncAttributes attr;
+    const std::pair<const char *, std::function<cudaError_t()>> calls[] = {
+        {"cudaMalloc", [&] { return cudaMalloc(&p, 64); }},
+        {"cudaMallocHost", [&] { return cudaMallocHost(&p, 64); }},
+        {"cudaFree(NULL)", [] { return cudaFree(nullptr); }},
+        {"a launch", [&] { return launch(add_kernel, 1, 32, o.s, o.d, 1u); }},
+        {"cudaMemsetAsync", [&] { return cudaMemsetAsync(o.d, 0, 4, o.s); }},
+        {"cudaMemcpy", [&] { return cudaMemcpy(h, o.d, sizeof h, cudaMemcpyDeviceToHost); }},
+        {"cudaMemcpyAsync",
+         [&] { return cudaMemcpyAsync(o.d, h, sizeof h, cudaMemcpyHostToDevice, o.s); }},
+        {"cudaEventRecord", [&] { return cudaEventRecord(o.e, o.s); }},
+        {"cudaStreamWaitEvent", [&] { return cudaStreamWaitEvent(o.s, o.e, 0); }},
+        {"cudaStreamSynchronize", [&] { return cudaStreamSynchronize(o.s); }},
+        {"cudaEventSynchronize", [&] { return cudaEventSynchronize(o.e); }},
+        {"cudaDeviceSynchronize", [] { return cudaDeviceSynchronize(); }},
+        {"cudaStreamCreate", [&] { return cudaStreamCreate(&made_stream); }},
+        {"cudaEventCreateWithFlags", [&] { return cudaEventCreateWithFlags(&made_event, 0); }},
+        {"cudaStreamBeginCapture",
+         [&] { return cudaStreamBeginCapture(o.s, cudaStreamCaptureModeGlobal); }},
+        {"cudaStreamIsCapturing", [&] { return cudaStreamIsCapturing(o.s, &capturing); }},
+        {"cudaFuncGetAttributes", [&] { return cudaFuncGetAttributes(&attr, add_kernel); }},
+        {"cudaGraphInstantiate", [&] { return cudaGraphInstantiate(&made_exec, o.g, 0); }},
+        {"cudaGraphLaunch", [&] { return cudaGraphLaunch(o.exec, o.s); }},
+        {"cudaStreamEndCapture", [&] { return cudaStreamEndCapture(o.capturing, &captured); }},
+    };
+    for (const auto &call : calls) {
+        char what[96];
+        snprintf(what, sizeof what, "%s on a lost device fails with its error", call.first);
+        expect(call.second() == gone, what);
+    }
+    expect(!made_stream && !made_event && !made_exec && !captured, "and makes nothing");
+}
+
+/* A lost device (pleat_emu_lose_device, a GPU's sticky error) fails every
+ * call that uses it with its error (calls_on_lost), which cudaGetLastError
+ * returns and keeps; its queued work never runs; releases fail but free;
+ * queries that need no context and the other device work. Given back, it
+ * works. */
+static void lost_devices()
+{
+    const cudaError_t gone = cudaErrorIllegalAddress;
+    lost_objects o;
+    o.d = zeroed(&o.s);
+    o.dropped = zeroed(&o.capturing);
+    cudaEventCreateWithFlags(&o.e, cudaEventDisableTiming);
+    cudaStreamBeginCapture(o.s, cudaStreamCaptureModeGlobal);
+    launch(add_kernel, 1, 32, o.s, o.d, 1u);
+    cudaStreamEndCapture(o.s, &o.g);
+    cudaGraphInstantiate(&o.exec, o.g, 0);
+    launch(add_kernel, 1, 32, o.capturing, o.dropped, 1u);
+    cudaStreamBeginCapture(o.capturing, cudaStreamCaptureModeThreadLocal);
+    pleat_emu_lose_device(0, gone);
+    calls_on_lost(o, gone);
+    expect(cudaGetLastError() == gone && cudaGetLastError() == gone &&
+               cudaPeekAtLastError() == gone,
+           "a lost device's error stays");
+    int n = 0;
+    cudaDeviceProp prop;
+    expect(cudaGetDeviceCount(&n) == cudaSuccess && cudaGetDeviceProperties(&prop, 0) == 0 &&
+               cudaRuntimeGetVersion(&n) == cudaSuccess && cudaGetDevice(&n) == cudaSuccess,
+           "the queries that need no context work");
+    void *p = nullptr;
+    cudaSetDevice(1);
+    expect(cudaPeekAtLastError() == cudaSuccess && cudaMalloc(&p, 64) == cudaSuccess &&
+               cudaFree(p) == cudaSuccess,
+           "the other device works");
+    cudaSetDevice(0);
+    const size_t live = pleat_emu_live();
+    expect(cudaEventDestroy(o.e) == gone && cudaStreamDestroy(o.s) == gone &&
+               cudaFree(o.d) == gone && pleat_emu_live() == live - 3,
+           "releases fail, and free");
+    pleat_emu_lose_device(0, cudaSuccess);
+    cudaGetLastError();
+    expect(cudaStreamSynchronize(o.capturing) == cudaSuccess && back(o.dropped, 32)[0] == 0,
+           "a device given back works, and the work queued when it was lost never ran");
+    cudaGraphExecDestroy(o.exec);
+    cudaGraphDestroy(o.g);
+    cudaStreamDestroy(o.capturing);
+    cudaFree(o.dropped);
+    expect(cudaGetLastError() == cudaSuccess, "no error left");
+}
+
+/* A wait failure that stays (pleat_emu_wait_failures_stay) loses the
+ * device it waited on once it has run that work, and drops the device's
+ * other work. */
+static void wait_failures_that_stay()
+{
+    cudaStream_t s, s2;
+    unsigned *d = zeroed(&s), *d2 = zeroed(&s2);
+    pleat_emu_wait_failures_stay(1);
+    pleat_emu_fail_wait(0, cudaErrorLaunchFailure);
+    launch(add_kernel, 1, 32, s, d, 1u);
+    launch(add_kernel, 1, 32, s2, d2, 1u);
+    void *p = nullptr;
+    expect(cudaStreamSynchronize(s) == cudaErrorLaunchFailure &&
+               cudaMalloc(&p, 64) == cudaErrorLaunchFailure && !p,
+           "a wait failure that stays loses the device");
+    pleat_emu_wait_failures_stay(0);
+    pleat_emu_lose_device(0, cudaSuccess);
+    cudaGetLastError();
+    expect(cudaStreamSynchronize(s2) == cudaSuccess && back(d, 32)[0] == 1 &&
+               back(d2, 32)[0] == 0,
+           "once the work it waited for ran: the device's other work is dropped");
+    pleat_emu_fail_wait(0, cudaErrorLaunchFailure);
+    expect(cudaStreamSynchronize(s) == cudaErrorLaunchFailure && cudaGetLastError() &&
+               cudaMalloc(&p, 64) == cudaSuccess,
+           "once asked no more, a wait failure is once again");
+    cudaFree(p);
+    cudaStreamDestroy(s);
+    cudaStreamDestroy(s2);
+    cudaFree(d);
+    cudaFree(d2);
+}
+
 /* Each query and setup call fails when asked to, once, with the error
  * asked for, left for cudaGetLastError, and writes nothing; the same call
  * then succeeds. Allocations, sets, launches, sorts, waits and releases do
@@ -1173,6 +1308,8 @@ int main(int argc, char **argv)
     out_of_memory();
     refused_operations();
     failed_waits();
+    lost_devices();
+    wait_failures_that_stay();
     failed_calls();
     live_objects();
     streams();

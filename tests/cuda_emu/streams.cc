@@ -156,6 +156,15 @@ cudaError_t legacy_blocked(const pleat_emu_stream *st)
 
 } // namespace
 
+void pleat_emu::drop_work(int device)
+{
+    for (pleat_emu_stream *st : streams())
+        if (st->device == device) {
+            st->queue.clear();
+            st->done = st->submitted;
+        }
+}
+
 cudaError_t pleat_emu::unsafe_call()
 {
     bool conflict = false;
@@ -173,6 +182,7 @@ cudaError_t pleat_emu::unsafe_call()
 namespace {
 
 armed_failure refused_operation, failed_wait; /* pleat_emu_fail_operation, _wait */
+bool wait_failures_stay;                      /* pleat_emu_wait_failures_stay */
 size_t live_events; /* made and not destroyed */
 size_t slow_min_bytes; /* pleat_emu_slow */
 unsigned slow_copy_ms, slow_memset_ms;
@@ -194,6 +204,8 @@ work slowed(work w, unsigned ms)
  * runtime's own refusals do. */
 cudaError_t admit(pleat_emu_stream *st)
 {
+    if (cudaError_t e = lost_context(st->device))
+        return e;
     if (st->capture && st->invalidated)
         return fail(cudaErrorStreamCaptureInvalidated);
     if (cudaError_t e = st->capture ? cudaSuccess : legacy_blocked(st))
@@ -205,13 +217,18 @@ cudaError_t admit(pleat_emu_stream *st)
     return fail(refused_operation.error);
 }
 
-/* The end of a host wait that has run what it waits for: cudaSuccess, or
- * the error a test picked for this wait (pleat_emu_fail_wait), left for
- * cudaGetLastError too, as the runtime reports at a wait a fault of the
- * work before it. */
-cudaError_t waited()
+/* The end of a host wait on `device` that has run what it waits for:
+ * cudaSuccess, or the error a test picked for this wait
+ * (pleat_emu_fail_wait), left for cudaGetLastError too, as the runtime
+ * reports at a wait a fault of the work before it; one that stays
+ * (pleat_emu_wait_failures_stay) loses the device. */
+cudaError_t waited(int device)
 {
-    return failed_wait.fires() ? fail(failed_wait.error) : cudaSuccess;
+    if (!failed_wait.fires())
+        return cudaSuccess;
+    if (wait_failures_stay)
+        lose(device, failed_wait.error);
+    return fail(failed_wait.error);
 }
 
 /* Work on st, queued or captured, once admitted. */
@@ -302,10 +319,13 @@ extern "C" {
 cudaError_t cudaDeviceSynchronize(void)
 {
     locked g(big_lock());
-    if (cudaError_t e = unsafe_call())
+    cudaError_t e = lost_context(current_device());
+    if (e == cudaSuccess)
+        e = unsafe_call();
+    if (e != cudaSuccess)
         return e;
     flush_device(current_device());
-    return waited();
+    return waited(current_device());
 }
 
 /* On the legacy stream; returns once the host may reuse its memory (a
@@ -313,7 +333,9 @@ cudaError_t cudaDeviceSynchronize(void)
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
 {
     locked g(big_lock());
-    cudaError_t e = unsafe_call();
+    cudaError_t e = lost_context(current_device());
+    if (e == cudaSuccess)
+        e = unsafe_call();
     if (e != cudaSuccess)
         return e;
     return copy_on(stream_of(nullptr), dst, src, bytes, kind, true);
@@ -347,6 +369,8 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags)
     locked g(big_lock());
     if (!stream || (flags & ~cudaStreamNonBlocking))
         return fail(cudaErrorInvalidValue);
+    if (cudaError_t e = lost_context(current_device()))
+        return e;
     if (cudaError_t e = refused_call())
         return e;
     pleat_emu_stream *st =
@@ -371,13 +395,15 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream)
     if (st->capture)
         die("a capturing stream was destroyed");
     st->destroyed = true;
-    return cudaSuccess;
+    return lost_context(st->device);
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
     locked g(big_lock());
     pleat_emu_stream *st = stream_of(stream);
+    if (cudaError_t e = lost_context(st->device))
+        return e;
     if (st->capture) {
         st->invalidated = true;
         return fail(cudaErrorStreamCaptureUnsupported);
@@ -391,7 +417,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
                 flush(other, other->submitted);
     }
     flush(st, st->submitted);
-    return waited();
+    return waited(st->device);
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags)
@@ -402,6 +428,8 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
         return fail(cudaErrorInvalidResourceHandle);
     if (flags != cudaEventWaitDefault)
         die("cudaStreamWaitEvent flags are not emulated");
+    if (cudaError_t e = lost_context(st->device))
+        return e;
     if (st->capture) {
         if (event->captured && event->captured != st->capture)
             die("a wait on another capture's event is not emulated");
@@ -425,6 +453,8 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mo
 {
     locked g(big_lock());
     pleat_emu_stream *st = stream_of(stream);
+    if (cudaError_t e = lost_context(st->device))
+        return e;
     if (st->legacy)
         return fail(cudaErrorStreamCaptureUnsupported);
     if (st->capture)
@@ -446,10 +476,13 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
         return fail(cudaErrorIllegalState);
     pleat_emu_graph *made = st->capture;
     st->capture = nullptr;
-    if (st->invalidated) {
+    cudaError_t e = lost_context(st->device);
+    if (e == cudaSuccess && st->invalidated)
+        e = fail(cudaErrorStreamCaptureInvalidated);
+    if (e != cudaSuccess) {
         delete made;
         *graph = nullptr;
-        return fail(cudaErrorStreamCaptureInvalidated);
+        return e;
     }
     *graph = made;
     return cudaSuccess;
@@ -461,6 +494,8 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus *
     pleat_emu_stream *st = stream_of(stream);
     if (!status)
         return fail(cudaErrorInvalidValue);
+    if (cudaError_t e = lost_context(st->device))
+        return e;
     if (st->legacy && blocking_capture(st->device))
         return fail(cudaErrorStreamCaptureImplicit);
     if (cudaError_t e = refused_call())
@@ -476,6 +511,8 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
     locked g(big_lock());
     if (!event || (flags & ~cudaEventDisableTiming))
         return fail(cudaErrorInvalidValue);
+    if (cudaError_t e = lost_context(current_device()))
+        return e;
     if (cudaError_t e = refused_call())
         return e;
     *event = new pleat_emu_event{current_device(), nullptr, 0, nullptr};
@@ -488,9 +525,10 @@ cudaError_t cudaEventDestroy(cudaEvent_t event)
     locked g(big_lock());
     if (!event)
         return fail(cudaErrorInvalidResourceHandle);
+    const int device = event->device;
     delete event;
     --live_events;
-    return cudaSuccess;
+    return lost_context(device);
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
@@ -499,6 +537,8 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
     pleat_emu_stream *st = stream_of(stream);
     if (!event || st->device != event->device) /* the runtime: one context for both */
         return fail(cudaErrorInvalidResourceHandle);
+    if (cudaError_t e = lost_context(st->device))
+        return e;
     if (st->capture) {
         if (st->invalidated)
             return fail(cudaErrorStreamCaptureInvalidated);
@@ -518,11 +558,13 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
     locked g(big_lock());
     if (!event)
         return fail(cudaErrorInvalidResourceHandle);
+    if (cudaError_t e = lost_context(event->device))
+        return e;
     if (event->captured)
         return fail(cudaErrorCapturedEvent);
     if (event->stream)
         flush(event->stream, event->seq);
-    return waited();
+    return waited(event->device);
 }
 
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long)
@@ -530,6 +572,8 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsig
     locked g(big_lock());
     if (!exec || !graph)
         return fail(cudaErrorInvalidValue);
+    if (cudaError_t e = lost_context(current_device()))
+        return e;
     if (allocation_refused())
         return fail(cudaErrorMemoryAllocation);
     *exec = new pleat_emu_graph(*graph);
@@ -578,6 +622,12 @@ int pleat_emu_operation_failure_pending(void)
 {
     locked g(big_lock());
     return refused_operation.pending();
+}
+
+void pleat_emu_wait_failures_stay(int stay)
+{
+    locked g(big_lock());
+    wait_failures_stay = stay != 0;
 }
 
 void pleat_emu_fail_wait(long long skip, cudaError_t error)
