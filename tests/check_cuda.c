@@ -1259,16 +1259,22 @@ static fault_call fault_make(int kind, uint32_t count, uint64_t seed, size_t cap
     return c;
 }
 
-/* Inputs as made, outputs filled with a marker the call must not leave. */
-static void fault_reset(fault_call *c)
+/* Host inputs as made, outputs filled with a marker the call must not
+ * leave. */
+static void fault_mark(fault_call *c)
 {
-    size_t bytes = (size_t)c->sc.count * 4 * sizeof(float);
-    memcpy(c->host, c->sc.particles, bytes);
-    if (c->d)
-        upload(c->d, c->sc.particles, bytes);
+    memcpy(c->host, c->sc.particles, (size_t)c->sc.count * 4 * sizeof(float));
     mark(c->pairs, (c->capacity + 1) * 2 * sizeof *c->pairs);
     mark(&c->stats, sizeof c->stats);
     mark(&c->n, sizeof c->n);
+}
+
+/* Inputs as made, on the device too, and outputs marked. */
+static void fault_reset(fault_call *c)
+{
+    fault_mark(c);
+    if (c->d)
+        upload(c->d, c->sc.particles, (size_t)c->sc.count * 4 * sizeof(float));
 }
 
 /* The call alone: a device call's result stays on the device (fault_fetch). */
@@ -1832,8 +1838,9 @@ static void device_failures(pleat_context *cpu)
 #endif
 
 /* A CUDA context on `device`, which pleat cannot use, is refused with
- * BACKEND_UNAVAILABLE; AUTO falls back to the CPU and gives its bits. */
-static void refused_device(pleat_context *cpu, int device, const char *name)
+ * BACKEND_UNAVAILABLE; AUTO falls back to the CPU and gives its bits. The
+ * runtime then holds `left` (cudaSuccess: no error), as before. */
+static void refused_device(pleat_context *cpu, int device, cudaError_t left, const char *name)
 {
     scene sc = scene_make(SCENE_CLOUD, 3000, 0, 17);
     pleat_params p = pleat_default_params();
@@ -1858,7 +1865,7 @@ static void refused_device(pleat_context *cpu, int device, const char *name)
         free(got);
         pleat_context_destroy(ctx);
     }
-    expect(cudaPeekAtLastError() == cudaSuccess, "no error left in the runtime", name);
+    expect(cudaPeekAtLastError() == left, "the error left in the runtime", name);
     free(want);
     scene_free(&sc);
 }
@@ -1869,7 +1876,7 @@ static void device_past_the_last(pleat_context *cpu)
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess)
         die("cudaGetDeviceCount");
-    refused_device(cpu, devices, "device past the last");
+    refused_device(cpu, devices, cudaSuccess, "device past the last");
     printf("%-24s %s\n", "device past the last", "done");
 }
 
@@ -1883,7 +1890,7 @@ static void no_kernel_image(pleat_context *cpu)
 {
     const char *name = "no kernel image";
     pleat_emu_kernel_images(1, 0);
-    refused_device(cpu, 1, name);
+    refused_device(cpu, 1, cudaSuccess, name);
     cudaSetDevice(1);
     pleat_context_desc d = pleat_default_context_desc();
     d.backend = PLEAT_BACKEND_CUDA;
@@ -1896,6 +1903,120 @@ static void no_kernel_image(pleat_context *cpu)
     expect(cudaPeekAtLastError() == cudaSuccess, "no error left in the runtime", name);
     pleat_emu_kernel_images(1, 1);
     printf("%-24s %s\n", name, "done");
+}
+
+/* lost_device()'s calls, of each kind: one, a smaller one, and the stream
+ * of the device calls. */
+typedef struct fault_set {
+    fault_call large[FAULT_KINDS], small[FAULT_KINDS];
+    cudaStream_t st;
+} fault_set;
+
+/* After a fault that stays: each kind of call on gpu is refused with
+ * PLEAT_ERROR_DEVICE and writes nothing to host memory, and so is the
+ * device status. */
+static void refused_everywhere(pleat_context *gpu, fault_set *set, const char *name)
+{
+    for (int kind = 0; kind < FAULT_KINDS; ++kind) {
+        fault_call *c = &set->large[kind];
+        fault_mark(c);
+        char what[80];
+        snprintf(what, sizeof what, "a %s call after it", fault_names[kind]);
+        expect(fault_call_only(gpu, c, set->st) == PLEAT_ERROR_DEVICE &&
+                   fault_particles_are(c, c->sc.particles) && fault_outputs_untouched(c),
+               what, name);
+    }
+    expect(pleat_context_device_status(gpu) == PLEAT_ERROR_DEVICE, "the device status after it",
+           name);
+}
+
+/* A GPU's fault stays (a sticky error): every later call on its device
+ * fails with it. */
+static const fault fault_that_stays = {"a fault that stays", WAITS, cudaErrorIllegalAddress,
+                                       PLEAT_ERROR_DEVICE, 0, 0};
+
+/* The call set->large[kind] losing the device at its k-th wait, on a
+ * fresh context that made first, as fail_call's, with warm 0 the smaller
+ * call, or warm times the same one. Returns 0 once the call waits fewer
+ * than k + 1 times (it then succeeds). The call returns PLEAT_ERROR_DEVICE
+ * and leaves the caller's host memory untouched; then nothing gets through
+ * on that device (refused_everywhere), a CUDA context cannot be made there
+ * and an AUTO one runs on the CPU (refused_device), and the lost context's
+ * destroy returns, having released all it held. */
+static int lose_at_wait(pleat_context *cpu, fault_set *set, int kind, int warm, long long k)
+{
+    const fault *f = &fault_that_stays;
+    fault_call *c = &set->large[kind];
+    char name[96];
+    snprintf(name, sizeof name, "%s at wait %lld, %s, %s", f->name, k, fault_names[kind],
+             warm_names[warm]);
+    const size_t live = pleat_emu_live();
+    pleat_context *gpu = make(PLEAT_BACKEND_CUDA);
+    for (int w = 0; w <= warm; ++w) {
+        fault_call *before = warm ? c : &set->small[kind];
+        fault_reset(before);
+        expect(fault_run(gpu, before, set->st) == PLEAT_OK, "the call before", name);
+    }
+    fault_reset(c);
+    pleat_emu_wait_failures_stay(1);
+    fault_arm(f, k);
+    pleat_status s = fault_call_only(gpu, c, set->st);
+    const int lost = !fault_pending(f);
+    fault_arm(f, -1);
+    pleat_emu_wait_failures_stay(0);
+    if (lost) {
+        expect(s == f->status && fault_particles_are(c, c->sc.particles) &&
+                   fault_outputs_untouched(c),
+               "the call", name);
+        refused_everywhere(gpu, set, name);
+        refused_device(cpu, 0, f->error, name);
+    } else {
+        fault_fetch(c, set->st);
+        expect(s == PLEAT_OK, "the call without a fault", name);
+    }
+    destroy_to(gpu, live, "the lost context's destroy kept something", name);
+    pleat_emu_lose_device(0, cudaSuccess); /* a new process's device */
+    cudaGetLastError();
+    return lost;
+}
+
+/* A fault that stays at each wait of each kind of call in turn
+ * (lose_at_wait). */
+static void lost_device(pleat_context *cpu)
+{
+    fault_set set;
+    if (cudaStreamCreateWithFlags(&set.st, cudaStreamNonBlocking) != cudaSuccess)
+        die("cudaStreamCreate");
+    for (int kind = 0; kind < FAULT_KINDS; ++kind) {
+        /* room for every pair of the larger call: the CPU's count */
+        fault_call *c = &set.large[kind];
+        *c = fault_make(kind, 1500, 61 + kind, 0);
+        expect(pleat_find_pairs(cpu, c->host, c->sc.count, &c->p, NULL, 0, &c->capacity) ==
+                   PLEAT_OK,
+               "cpu count", fault_names[kind]);
+        c->pairs = realloc(c->pairs, (c->capacity + 1) * 2 * sizeof *c->pairs);
+        if (!c->pairs)
+            die("realloc");
+        set.small[kind] = fault_make(kind, 500, 71 + kind, c->capacity);
+    }
+    for (int kind = 0; kind < FAULT_KINDS; ++kind) {
+        for (int warm = 0; warm < 2; ++warm) {
+            long long k = 0;
+            while (lose_at_wait(cpu, &set, kind, warm, k))
+                ++k;
+            const long long n = fault_count(&fault_that_stays, kind, warm);
+            char name[80];
+            snprintf(name, sizeof name, "%s, %s, %s", fault_that_stays.name, fault_names[kind],
+                     warm_names[warm]);
+            expect(n < 0 ? k > 0 : k == n, "waits", name);
+            printf("%-62s %lld waits lost the device in turn\n", name, k);
+        }
+    }
+    for (int kind = 0; kind < FAULT_KINDS; ++kind) {
+        fault_free(&set.large[kind]);
+        fault_free(&set.small[kind]);
+    }
+    cudaStreamDestroy(set.st);
 }
 #endif
 
@@ -2145,6 +2266,7 @@ int main(int argc, char **argv)
     device_failures(cpu);
     setup_failures();
     no_kernel_image(cpu);
+    lost_device(cpu);
 #endif
     device_past_the_last(cpu);
     return finish(cpu, gpu, 1);
