@@ -715,6 +715,23 @@ typedef struct device_copies {
     float *timed, *plain;   /* host: the results of the timed and the stats call */
 } device_copies;
 
+/* What one row calls: variant v's path on a context, on sc's start
+ * positions, copied into `work` (host pointers) or onto the device (dev). */
+typedef struct row_call {
+    const variant *v;
+    pleat_context *ctx;
+    const scene *sc;
+    pleat_params params;
+    float *work;
+    device_copies dev;
+} row_call;
+
+/* One timed call: its wall time and the profile's stages. */
+typedef struct call_time {
+    double ms;
+    pleat_timings tm;
+} call_time;
+
 #ifdef PLEAT_BENCH_CUDA
 /* The start positions into d, landed before anything that follows: a
  * graph's stream does not wait for the legacy stream's copies. */
@@ -725,22 +742,25 @@ static int copy_start(device_copies *d, const scene *sc)
            cudaDeviceSynchronize() == cudaSuccess;
 }
 
-/* The graph of one pleat_self_collide_device call on d's arrays. */
-static pleat_status capture(pleat_context *ctx, device_copies *d, const scene *sc,
-                            const pleat_params *params)
+/* The graph of one pleat_self_collide_device call on c's device arrays. */
+static pleat_status capture(row_call *c)
 {
+    device_copies *d = &c->dev;
+    pleat_context *ctx = c->ctx;
+    const pleat_params *params = &c->params;
+    const uint32_t n = c->sc->n;
     cudaStream_t stream;
     cudaGraph_t graph = NULL;
     cudaGraphExec_t exec = NULL;
     if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess)
         return PLEAT_ERROR_DEVICE;
     d->stream = stream;
-    pleat_status s = pleat_self_collide_device(ctx, d->particles, sc->n, params, stream, NULL);
+    pleat_status s = pleat_self_collide_device(ctx, d->particles, n, params, stream, NULL);
     if (s == PLEAT_OK && cudaStreamSynchronize(stream) != cudaSuccess)
         s = PLEAT_ERROR_DEVICE;
     if (s == PLEAT_OK && cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) ==
                              cudaSuccess) {
-        s = pleat_self_collide_device(ctx, d->particles, sc->n, params, stream, NULL);
+        s = pleat_self_collide_device(ctx, d->particles, n, params, stream, NULL);
         if (cudaStreamEndCapture(stream, &graph) != cudaSuccess && s == PLEAT_OK)
             s = PLEAT_ERROR_DEVICE;
     } else if (s == PLEAT_OK) {
@@ -754,9 +774,10 @@ static pleat_status capture(pleat_context *ctx, device_copies *d, const scene *s
     return s;
 }
 
-static int device_setup(device_copies *d, int path, pleat_context *ctx, const scene *sc,
-                        pleat_params *params)
+static int device_setup(row_call *c)
 {
+    device_copies *d = &c->dev;
+    const scene *sc = c->sc;
     size_t bytes = scene_bytes(sc);
     d->timed = malloc(bytes);
     d->plain = malloc(bytes);
@@ -768,8 +789,8 @@ static int device_setup(device_copies *d, int path, pleat_context *ctx, const sc
         cudaGetLastError(); /* read: pleat refuses to run while an error is pending */
         return -1;
     }
-    params->rest_positions = d->rest;
-    pleat_status s = path == GRAPH ? capture(ctx, d, sc, params) : PLEAT_OK;
+    c->params.rest_positions = d->rest;
+    pleat_status s = c->v->path == GRAPH ? capture(c) : PLEAT_OK;
     if (s != PLEAT_OK) {
         fprintf(stderr, "pleat-bench: capturing a call on n=%u in a CUDA graph: %s\n",
                 (unsigned)sc->n, pleat_status_string(s));
@@ -779,15 +800,17 @@ static int device_setup(device_copies *d, int path, pleat_context *ctx, const sc
     return 0;
 }
 
-static pleat_status device_call(pleat_context *ctx, device_copies *d, const scene *sc,
-                                const pleat_params *params, pleat_stats *stats, double *t0,
-                                double *t1, pleat_timings *tm)
+static pleat_status device_call(row_call *c, pleat_stats *stats, call_time *t)
 {
+    device_copies *d = &c->dev;
+    pleat_context *ctx = c->ctx;
+    const scene *sc = c->sc;
+    const pleat_params *params = &c->params;
     cudaStream_t stream = (cudaStream_t)d->stream; /* NULL (legacy) but for a graph */
     if (!copy_start(d, sc))
         return PLEAT_ERROR_DEVICE;
     pleat_status s = PLEAT_OK;
-    *t0 = portable_now_ms();
+    const double t0 = portable_now_ms();
     if (d->exec) {
         if (cudaGraphLaunch((cudaGraphExec_t)d->exec, stream) != cudaSuccess ||
             cudaStreamSynchronize(stream) != cudaSuccess)
@@ -797,11 +820,11 @@ static pleat_status device_call(pleat_context *ctx, device_copies *d, const scen
         if (s == PLEAT_OK && cudaDeviceSynchronize() != cudaSuccess)
             s = PLEAT_ERROR_DEVICE;
     }
-    *t1 = portable_now_ms();
+    t->ms = portable_now_ms() - t0;
     if (s != PLEAT_OK)
         return s;
     if (!d->exec) /* a graph's call is not profiled: the stage columns stay empty */
-        pleat_context_timings(ctx, tm); /* the timed call's stages, before the next call */
+        pleat_context_timings(ctx, &t->tm); /* the timed call's stages, before the next call */
     /* untimed: the stats of the same call (asking for them is a sync), on the
      * stream the graph runs on: a captured call does not order later calls */
     size_t bytes = scene_bytes(sc);
@@ -833,18 +856,15 @@ static void device_free(device_copies *d)
     free(d->plain);
 }
 #else
-static int device_setup(device_copies *d, int path, pleat_context *ctx, const scene *sc,
-                        pleat_params *params)
+static int device_setup(row_call *c)
 {
-    (void)d, (void)path, (void)ctx, (void)sc, (void)params;
+    (void)c;
     return -1;
 }
 
-static pleat_status device_call(pleat_context *ctx, device_copies *d, const scene *sc,
-                                const pleat_params *params, pleat_stats *stats, double *t0,
-                                double *t1, pleat_timings *tm)
+static pleat_status device_call(row_call *c, pleat_stats *stats, call_time *t)
 {
-    (void)ctx, (void)d, (void)sc, (void)params, (void)stats, (void)t0, (void)t1, (void)tm;
+    (void)c, (void)stats, (void)t;
     return PLEAT_ERROR_BACKEND_UNAVAILABLE;
 }
 
@@ -900,40 +920,45 @@ static pleat_context *row_context(const variant *v, int threads, int profile, be
     return ctx;
 }
 
-/* One warm-up call, then `repeats` timed ones of v's path on sc's start:
- * times[r] and stage[k][r] (the profile's bounds+keys, sort, sweep and
- * apply), the last call's *stats, and *changed when a call's stats
- * differ from the warm-up's (the calls carried state). The first failing
- * status, else PLEAT_OK. */
-static pleat_status time_calls(const variant *v, pleat_context *ctx, const scene *sc,
-                               const pleat_params *params, device_copies *dev, float *work,
-                               int repeats, double *times, double *const stage[4],
-                               pleat_stats *stats, int *changed)
+/* A host-pointer call on a fresh copy of the start positions. */
+static pleat_status host_call(row_call *c, pleat_stats *stats, call_time *t)
+{
+    memcpy(c->work, c->sc->start, scene_bytes(c->sc));
+    const double t0 = portable_now_ms();
+    pleat_status s = pleat_self_collide(c->ctx, c->work, c->sc->n, &c->params, stats);
+    t->ms = portable_now_ms() - t0;
+    pleat_context_timings(c->ctx, &t->tm);
+    return s;
+}
+
+/* A row's timings: each repeat's call and its profile's stages (bounds+keys,
+ * sort, sweep and apply). */
+typedef struct row_times {
+    int repeats;
+    double *call, *stage[4];
+} row_times;
+
+/* One warm-up call, then t->repeats timed ones of c's path, into t; the
+ * last call's *stats, and *changed when a call's stats differ from the
+ * warm-up's (the calls carried state). The first failing status, else
+ * PLEAT_OK. */
+static pleat_status time_calls(row_call *c, const row_times *t, pleat_stats *stats, int *changed)
 {
     pleat_stats first = {0, 0};
     pleat_status s = PLEAT_OK;
-    for (int r = -1; r < repeats && s == PLEAT_OK; ++r) { /* r = -1: warm-up */
-        double t0, t1;
-        pleat_timings tm = {0, 0, 0, 0};
-        if (v->path != HOST_PTRS) {
-            s = device_call(ctx, dev, sc, params, stats, &t0, &t1, &tm);
-        } else {
-            memcpy(work, sc->start, scene_bytes(sc));
-            t0 = portable_now_ms();
-            s = pleat_self_collide(ctx, work, sc->n, params, stats);
-            t1 = portable_now_ms();
-            pleat_context_timings(ctx, &tm);
-        }
+    for (int r = -1; r < t->repeats && s == PLEAT_OK; ++r) { /* r = -1: warm-up */
+        call_time one = {0, {0, 0, 0, 0}};
+        s = c->v->path != HOST_PTRS ? device_call(c, stats, &one) : host_call(c, stats, &one);
         if (s != PLEAT_OK || r < 0) {
             first = *stats;
             continue;
         }
         *changed |= stats->pairs != first.pairs || stats->tests != first.tests;
-        times[r] = t1 - t0;
-        stage[0][r] = tm.bounds_keys_ms;
-        stage[1][r] = tm.sort_ms;
-        stage[2][r] = tm.sweep_ms;
-        stage[3][r] = tm.apply_ms;
+        t->call[r] = one.ms;
+        t->stage[0][r] = one.tm.bounds_keys_ms;
+        t->stage[1][r] = one.tm.sort_ms;
+        t->stage[2][r] = one.tm.sweep_ms;
+        t->stage[3][r] = one.tm.apply_ms;
     }
     return s;
 }
@@ -944,34 +969,32 @@ static pleat_status time_calls(const variant *v, pleat_context *ctx, const scene
 static int run_pleat(const variant *v, int threads, int profile, int list, const scene *sc,
                      float *work, int repeats, double *times, bench_row *row)
 {
-    pleat_context *ctx = row_context(v, threads, profile, row);
-    if (!ctx)
+    row_call c = {v, row_context(v, threads, profile, row), sc, pleat_default_params(), work,
+                  {NULL, NULL, NULL, NULL, NULL, NULL}};
+    if (!c.ctx)
         return -1;
-    pleat_params params = pleat_default_params();
-    params.distance = sc->distance;
-    params.stiffness = 1.0f;
-    params.rest_positions = sc->rest;
-    params.max_tests = sc->max_tests;
-    double *stage[4];
+    c.params.distance = sc->distance;
+    c.params.stiffness = 1.0f;
+    c.params.rest_positions = sc->rest;
+    c.params.max_tests = sc->max_tests;
+    row_times t = {repeats, times, {NULL, NULL, NULL, NULL}};
     for (int k = 0; k < 4; ++k)
-        stage[k] = times + (size_t)(k + 1) * (size_t)repeats;
+        t.stage[k] = times + (size_t)(k + 1) * (size_t)repeats;
     pleat_stats stats = {0, 0};
     int changed = 0;
-    device_copies dev = {NULL, NULL, NULL, NULL, NULL, NULL};
-    if (v->path != HOST_PTRS && device_setup(&dev, v->path, ctx, sc, &params) != 0) {
-        device_free(&dev);
-        pleat_context_destroy(ctx);
+    if (v->path != HOST_PTRS && device_setup(&c) != 0) {
+        device_free(&c.dev);
+        pleat_context_destroy(c.ctx);
         return -1;
     }
-    pleat_status s = time_calls(v, ctx, sc, &params, &dev, work, repeats, times, stage, &stats,
-                                &changed);
-    device_free(&dev);
+    pleat_status s = time_calls(&c, &t, &stats, &changed);
+    device_free(&c.dev);
     const char *call = "pleat_self_collide";
     if (s == PLEAT_OK && list) {
         call = "pleat_find_pairs";
-        s = pair_digest(ctx, sc, &params, row);
+        s = pair_digest(c.ctx, sc, &c.params, row);
     }
-    pleat_context_destroy(ctx);
+    pleat_context_destroy(c.ctx);
     if (s != PLEAT_OK) {
         fprintf(stderr, "pleat-bench: %s on %s n=%u (%s): %s\n", call, sc->name,
                 (unsigned)sc->n, row->describe, pleat_status_string(s));
@@ -986,10 +1009,10 @@ static int run_pleat(const variant *v, int threads, int profile, int list, const
     row->ms = pleat_scene_median(times, (size_t)repeats); /* sorts: min and max at the ends */
     row->ms_min = times[0];
     row->ms_max = times[repeats - 1];
-    row->bounds_keys_ms = pleat_scene_median(stage[0], (size_t)repeats);
-    row->sort_ms = pleat_scene_median(stage[1], (size_t)repeats);
-    row->sweep_ms = pleat_scene_median(stage[2], (size_t)repeats);
-    row->apply_ms = pleat_scene_median(stage[3], (size_t)repeats);
+    row->bounds_keys_ms = pleat_scene_median(t.stage[0], (size_t)repeats);
+    row->sort_ms = pleat_scene_median(t.stage[1], (size_t)repeats);
+    row->sweep_ms = pleat_scene_median(t.stage[2], (size_t)repeats);
+    row->apply_ms = pleat_scene_median(t.stage[3], (size_t)repeats);
     row->pairs = stats.pairs;
     row->tests = stats.tests;
     return 0;
