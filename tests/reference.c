@@ -49,6 +49,89 @@ static void fill_cloud(scene *s, uint64_t *rng, float side, float offset)
     }
 }
 
+/* The side of a cube holding about 6 neighbours per particle: (n * 0.7)^(1/3)
+ * distances, found with integers so every machine makes the same scene. */
+static float cloud_side(const scene *s)
+{
+    uint32_t cube = 1;
+    while ((uint64_t)cube * cube * cube * 10 < (uint64_t)s->count * 7)
+        ++cube;
+    return (float)cube * s->distance;
+}
+
+/* A res x res sheet (s->count particles) folded in 2 to 5 layers. */
+static void fill_folded(scene *s, uint64_t *rng, uint32_t res)
+{
+    float spacing = s->distance / 0.9f;
+    uint32_t layers = 2 + (uint32_t)(pleat_scene_random(rng) % 4);
+    pleat_scene_folded_sheet(res, layers, spacing, 0.6f * spacing, s->particles, NULL);
+}
+
+/* Dense cubes 2 distances wide, 100 apart, about 300 particles in each. */
+static void fill_clusters(scene *s, uint64_t *rng)
+{
+    uint32_t clusters = 5 + s->count / 300;
+    for (uint32_t i = 0; i < s->count; ++i) {
+        uint32_t c = (uint32_t)(pleat_scene_random(rng) % clusters);
+        float cx = 100.0f * (float)c, r = 2.0f * s->distance;
+        float u[3];
+        draw(rng, u, 3);
+        set(s->particles + 4 * (size_t)i, cx + u[0] * r, u[1] * r, -cx + u[2] * r, 1.0f);
+    }
+}
+
+/* A square at z = 3, about 4 neighbours per particle. */
+static void fill_plane(scene *s, uint64_t *rng)
+{
+    float side = sqrtf((float)s->count * 3.14f / 4.0f) * s->distance;
+    for (uint32_t i = 0; i < s->count; ++i) {
+        float u[2];
+        draw(rng, u, 2);
+        set(s->particles + 4 * (size_t)i, u[0] * side, u[1] * side, 3.0f, 1.0f);
+    }
+}
+
+/* A segment along y, about 6 neighbours per particle. */
+static void fill_line(scene *s, uint64_t *rng)
+{
+    for (uint32_t i = 0; i < s->count; ++i) {
+        float t = pleat_scene_uniform(rng) * (float)s->count * s->distance / 3.0f;
+        set(s->particles + 4 * (size_t)i, 1.0f, -2.0f + t, 5.0f, 2.0f);
+    }
+}
+
+/* Spots of about 8 particles each at the same position. */
+static void fill_coincident(scene *s, uint64_t *rng)
+{
+    uint32_t spots = 7 + s->count / 8;
+    for (uint32_t i = 0; i < s->count; ++i) {
+        uint32_t spot = (uint32_t)(pleat_scene_random(rng) % spots);
+        set(s->particles + 4 * (size_t)i, (float)(spot % 16) * 0.3f * s->distance, 0.0f,
+            (float)(spot / 16) * 0.5f * s->distance, 1.0f);
+    }
+}
+
+/* The particles of a scene of `kind`, drawn from rng. */
+static void fill(scene *s, scene_kind kind, uint64_t *rng, uint32_t res)
+{
+    switch (kind) {
+    case SCENE_CLOUD:
+    case SCENE_PINNED:
+        fill_cloud(s, rng, cloud_side(s), 0.0f);
+        if (kind == SCENE_PINNED)
+            for (uint32_t i = 0; i < s->count; i += 3)
+                s->particles[4 * (size_t)i + 3] = 0.0f;
+        break;
+    case SCENE_FAR: fill_cloud(s, rng, cloud_side(s), 1e5f); break;
+    case SCENE_FOLDED: fill_folded(s, rng, res); break;
+    case SCENE_CLUSTERS: fill_clusters(s, rng); break;
+    case SCENE_PLANE: fill_plane(s, rng); break;
+    case SCENE_LINE: fill_line(s, rng); break;
+    case SCENE_COINCIDENT: fill_coincident(s, rng); break;
+    default: die("unknown scene kind");
+    }
+}
+
 scene scene_make(scene_kind kind, uint32_t n, int with_rest, uint64_t seed)
 {
     uint64_t rng = seed * 7919 + kind;
@@ -64,67 +147,7 @@ scene scene_make(scene_kind kind, uint32_t n, int with_rest, uint64_t seed)
     s.particles = calloc((size_t)n * 4, sizeof(float));
     if (!s.particles)
         die("out of memory");
-    /* side of a cube holding about 6 neighbours per particle: (n * 0.7)^(1/3)
-     * distances, found with integers so every machine makes the same scene */
-    uint32_t cube = 1;
-    while ((uint64_t)cube * cube * cube * 10 < (uint64_t)n * 7)
-        ++cube;
-    float side = (float)cube * s.distance;
-    switch (kind) {
-    case SCENE_CLOUD:
-    case SCENE_PINNED:
-        fill_cloud(&s, &rng, side, 0.0f);
-        if (kind == SCENE_PINNED)
-            for (uint32_t i = 0; i < n; i += 3)
-                s.particles[4 * (size_t)i + 3] = 0.0f;
-        break;
-    case SCENE_FAR:
-        fill_cloud(&s, &rng, side, 1e5f);
-        break;
-    case SCENE_FOLDED: {
-        float spacing = s.distance / 0.9f;
-        uint32_t layers = 2 + (uint32_t)(pleat_scene_random(&rng) % 4);
-        pleat_scene_folded_sheet(res, layers, spacing, 0.6f * spacing, s.particles, NULL);
-        break;
-    }
-    case SCENE_CLUSTERS: {
-        uint32_t clusters = 5 + n / 300; /* about 300 per dense ball */
-        for (uint32_t i = 0; i < n; ++i) {
-            uint32_t c = (uint32_t)(pleat_scene_random(&rng) % clusters);
-            float cx = 100.0f * (float)c, r = 2.0f * s.distance;
-            float u[3];
-            draw(&rng, u, 3);
-            set(s.particles + 4 * (size_t)i, cx + u[0] * r, u[1] * r, -cx + u[2] * r, 1.0f);
-        }
-        break;
-    }
-    case SCENE_PLANE: {
-        float side2 = sqrtf((float)n * 3.14f / 4.0f) * s.distance;
-        for (uint32_t i = 0; i < n; ++i) {
-            float u[2];
-            draw(&rng, u, 2);
-            set(s.particles + 4 * (size_t)i, u[0] * side2, u[1] * side2, 3.0f, 1.0f);
-        }
-        break;
-    }
-    case SCENE_LINE:
-        for (uint32_t i = 0; i < n; ++i) {
-            float t = pleat_scene_uniform(&rng) * (float)n * s.distance / 3.0f;
-            set(s.particles + 4 * (size_t)i, 1.0f, -2.0f + t, 5.0f, 2.0f);
-        }
-        break;
-    case SCENE_COINCIDENT: {
-        uint32_t spots = 7 + n / 8; /* about 8 particles on each spot */
-        for (uint32_t i = 0; i < n; ++i) {
-            uint32_t spot = (uint32_t)(pleat_scene_random(&rng) % spots);
-            set(s.particles + 4 * (size_t)i, (float)(spot % 16) * 0.3f * s.distance, 0.0f,
-                (float)(spot / 16) * 0.5f * s.distance, 1.0f);
-        }
-        break;
-    }
-    default:
-        die("unknown scene kind");
-    }
+    fill(&s, kind, &rng, res);
     if (with_rest) {
         s.rest = copy_floats(s.particles, (size_t)n * 4);
         /* jitter so some pairs are close at rest and some are not */

@@ -739,9 +739,7 @@ static void wait_failures_that_stay()
 
 /* Each query and setup call fails when asked to, once, with the error
  * asked for, left for cudaGetLastError, and writes nothing; the same call
- * then succeeds. Allocations, sets, launches, sorts, waits and releases do
- * not count (but cudaFree(NULL), which makes a device's context), nor does
- * a call the runtime refuses anyway. */
+ * then succeeds. */
 static void failed_calls()
 {
     const cudaError_t no = cudaErrorDevicesUnavailable;
@@ -795,7 +793,21 @@ static void failed_calls()
         cudaSetDevice(0); /* after cudaSetDevice's row */
     }
     cudaEventDestroy(e);
+    cudaStreamDestroy(s);
+}
 
+/* Allocations, sets, launches, sorts, waits and releases do not count as
+ * the calls pleat_emu_fail_call fails (but cudaFree(NULL), which makes a
+ * device's context), nor does a call the runtime refuses anyway. */
+static void calls_that_count()
+{
+    const cudaError_t no = cudaErrorDevicesUnavailable;
+    int n = -1;
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    size_t bytes = 0;
+    cub::DoubleBuffer<uint32_t> keys, values;
+    cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, values, 100);
     pleat_emu_fail_call(1, no);
     expect(cudaGetDeviceCount(nullptr) == cudaErrorInvalidValue &&
                cudaSetDevice(2) == cudaErrorInvalidDevice && pleat_emu_call_failure_pending(),
@@ -1311,6 +1323,7 @@ int main(int argc, char **argv)
     lost_devices();
     wait_failures_that_stay();
     failed_calls();
+    calls_that_count();
     live_objects();
     streams();
     devices();
