@@ -1569,6 +1569,83 @@ static int setup_step_fails(const fault *f, long long k, enum setup_step step,
     return failed;
 }
 
+/* What setup_failures() counts for one fault: the calls of each step
+ * (CREATE, STATUS, DESTROY) made to fail in turn, and the failures got
+ * around. */
+typedef struct setup_tally {
+    long long n[3];
+    int got_around;
+} setup_tally;
+
+/* A CUDA context's creation made to fail at each of its allocations,
+ * operations, waits or calls in turn (f), then AUTO's after the same
+ * failure. */
+static void create_failures(const fault *f, setup_tally *t)
+{
+    const size_t live = pleat_emu_live();
+    for (;; ++t->n[CREATE]) {
+        pleat_context *ctx = NULL;
+        pleat_status s;
+        int kept;
+        const int failed = setup_step_fails(f, t->n[CREATE], CREATE, &ctx, &s, &kept);
+        if (!failed || (s == PLEAT_OK && fault_got_around(f, kept))) {
+            expect(s == PLEAT_OK && ctx, "create", f->name);
+            destroy_to(ctx, live, "destroy kept something", f->name);
+            if (!failed)
+                break;
+            ++t->got_around;
+            continue;
+        }
+        pleat_status want =
+            t->n[CREATE] < setup_probes(f) ? PLEAT_ERROR_BACKEND_UNAVAILABLE : f->status;
+        expect(s == want && !ctx && kept, "a failed create", f->name);
+        /* NULL, or a create that failed wrongly */
+        destroy_to(ctx, live, "a failed create kept something", f->name);
+        expect(pleat_emu_pending_all() == 0, "work left queued by create", f->name);
+        const int on_cpu = want == PLEAT_ERROR_BACKEND_UNAVAILABLE;
+        expect(setup_step_fails(f, t->n[CREATE], CREATE_AUTO, &ctx, &s, &kept) && kept &&
+                   s == (on_cpu ? PLEAT_OK : want) && (ctx != NULL) == on_cpu &&
+                   (!ctx || pleat_context_backend(ctx) == PLEAT_BACKEND_CPU),
+               "AUTO after the same failure", f->name);
+        destroy_to(ctx, live, "AUTO kept something", f->name);
+    }
+}
+
+/* The device status after a device call, and the destruction of a context
+ * with that call queued, each made to fail at each of its allocations,
+ * operations, waits or calls in turn (f). */
+static void status_and_destroy_failures(const fault *f, setup_tally *t)
+{
+    scene sc = scene_make(SCENE_CLOUD, 1000, 1, 5);
+    float *d = to_device(sc.particles, (size_t)sc.count * 4 * sizeof(float));
+    pleat_params p = pleat_default_params();
+    p.distance = sc.distance;
+    const size_t live = pleat_emu_live();
+    for (int step = STATUS; step <= DESTROY; ++step) {
+        for (;; ++t->n[step]) {
+            pleat_context *ctx = make(PLEAT_BACKEND_CUDA);
+            expect(pleat_self_collide_device(ctx, d, sc.count, &p, NULL, NULL) == PLEAT_OK,
+                   "a device call", f->name);
+            pleat_status s = PLEAT_OK;
+            int kept;
+            const int failed = setup_step_fails(f, t->n[step], step, &ctx, &s, &kept);
+            t->got_around += failed && !kept;
+            if (step == STATUS) {
+                expect(s == (failed && kept ? f->status : PLEAT_OK), "the device status",
+                       f->name);
+                expect(pleat_context_device_status(ctx) == PLEAT_OK, "the status read again",
+                       f->name);
+                pleat_context_destroy(ctx);
+            }
+            expect(pleat_emu_live() == live, "destroy kept something", f->name);
+            if (!failed)
+                break;
+        }
+    }
+    cudaFree(d);
+    scene_free(&sc);
+}
+
 /* Each fault at each allocation, operation, wait or call in turn of a CUDA
  * context's creation, of pleat_context_device_status() after a device call
  * and of the destruction of a context with that call queued, with the
@@ -1579,67 +1656,19 @@ static int setup_step_fails(const fault *f, long long k, enum setup_step step,
  * setting the caller's device again failed (fault_got_around), creation
  * has made its context and the status read has given PLEAT_OK. With AUTO
  * the same failure gives the same status, but for a failed probe: then
- * the context runs on the CPU. Destruction frees all the same: what the emulator counts as held
- * (pleat_emu_live) is as before the context. (None waits for a stage: the
- * profiled faults would repeat the others.) */
+ * the context runs on the CPU. Destruction frees all the same: what the
+ * emulator counts as held (pleat_emu_live) is as before the context.
+ * (None waits for a stage: the profiled faults would repeat the others.) */
 static void setup_failures(void)
 {
-    scene sc = scene_make(SCENE_CLOUD, 1000, 1, 5);
-    float *d = to_device(sc.particles, (size_t)sc.count * 4 * sizeof(float));
-    pleat_params p = pleat_default_params();
-    p.distance = sc.distance;
     for (size_t i = 0; i < FAULTS; ++i) {
         const fault *f = &faults[i];
         if (f->profile)
             continue;
-        long long n[3] = {0, 0, 0};
-        int got_around = 0, kept = 0;
-        const size_t live = pleat_emu_live();
-        for (;; ++n[CREATE]) {
-            pleat_context *ctx = NULL;
-            pleat_status s;
-            const int failed = setup_step_fails(f, n[CREATE], CREATE, &ctx, &s, &kept);
-            if (!failed || (s == PLEAT_OK && fault_got_around(f, kept))) {
-                expect(s == PLEAT_OK && ctx, "create", f->name);
-                destroy_to(ctx, live, "destroy kept something", f->name);
-                if (!failed)
-                    break;
-                ++got_around;
-                continue;
-            }
-            pleat_status want =
-                n[CREATE] < setup_probes(f) ? PLEAT_ERROR_BACKEND_UNAVAILABLE : f->status;
-            expect(s == want && !ctx && kept, "a failed create", f->name);
-            /* NULL, or a create that failed wrongly */
-            destroy_to(ctx, live, "a failed create kept something", f->name);
-            expect(pleat_emu_pending_all() == 0, "work left queued by create", f->name);
-            const int on_cpu = want == PLEAT_ERROR_BACKEND_UNAVAILABLE;
-            expect(setup_step_fails(f, n[CREATE], CREATE_AUTO, &ctx, &s, &kept) && kept &&
-                       s == (on_cpu ? PLEAT_OK : want) && (ctx != NULL) == on_cpu &&
-                       (!ctx || pleat_context_backend(ctx) == PLEAT_BACKEND_CPU),
-                   "AUTO after the same failure", f->name);
-            destroy_to(ctx, live, "AUTO kept something", f->name);
-        }
-        for (int step = STATUS; step <= DESTROY; ++step) {
-            for (;; ++n[step]) {
-                pleat_context *ctx = make(PLEAT_BACKEND_CUDA);
-                expect(pleat_self_collide_device(ctx, d, sc.count, &p, NULL, NULL) == PLEAT_OK,
-                       "a device call", f->name);
-                pleat_status s = PLEAT_OK;
-                const int failed = setup_step_fails(f, n[step], step, &ctx, &s, &kept);
-                got_around += failed && !kept;
-                if (step == STATUS) {
-                    expect(s == (failed && kept ? f->status : PLEAT_OK), "the device status",
-                           f->name);
-                    expect(pleat_context_device_status(ctx) == PLEAT_OK, "the status read again",
-                           f->name);
-                    pleat_context_destroy(ctx);
-                }
-                expect(pleat_emu_live() == live, "destroy kept something", f->name);
-                if (!failed)
-                    break;
-            }
-        }
+        setup_tally t = {{0, 0, 0}, 0};
+        create_failures(f, &t);
+        status_and_destroy_failures(f, &t);
+        const long long *n = t.n;
         printf("%-36s %lld in create, %lld in the device status, %lld in destroy failed in turn\n",
                f->name, n[CREATE], n[STATUS], n[DESTROY]);
         /* after the probes, a stream and an event made; the status read
@@ -1655,10 +1684,9 @@ static void setup_failures(void)
         expect(f->failing != CALLS ||
                    (n[CREATE] == setup_probes(f) + 2 + other && n[STATUS] == 1 + 2 * other),
                "the calls of create and the status", f->name);
-        expect(got_around == 3 * (f->failing == CALLS && other), "failures got around", f->name);
+        expect(t.got_around == 3 * (f->failing == CALLS && other), "failures got around",
+               f->name);
     }
-    cudaFree(d);
-    scene_free(&sc);
 }
 
 /* A call (large, repeating the one before) whose mark of its end the
