@@ -172,13 +172,14 @@ int pleat_emu_wait_failure_pending(void);
 void pleat_emu_wait_failures_stay(int stay);
 /* `device`'s context is lost to `error`, as to a kernel's fault on a GPU
  * (a sticky error): its queued work is dropped unrun, and from now on every
- * call that uses the context fails with `error`, left for cudaGetLastError
- * too, which returns it and keeps it, as does cudaPeekAtLastError, while
- * that device is current. Those calls are all but the versions,
- * cudaGetDeviceCount, cudaGetDevice, cudaSetDevice and
- * cudaGetDeviceProperties; the releases (memory, streams, events) free all
- * the same. error cudaSuccess gives the device back, as a new process
- * would find it. */
+ * call that uses the context fails with `error` before any other check but
+ * its arguments', left for cudaGetLastError too, which returns it and keeps
+ * it, as does cudaPeekAtLastError, while that device is current. Those
+ * calls are all but the versions, cudaGetDeviceCount, cudaGetDevice,
+ * cudaSetDevice (which on a GPU may return it too), cudaGetDeviceProperties
+ * and the graphs' destroys; the releases of memory, streams and events
+ * fail but free all the same. error cudaSuccess gives the device back, as
+ * a new process would find it. */
 void pleat_emu_lose_device(int device, cudaError_t error);
 /* The next `skip` queries and setup calls succeed, and the one after fails
  * with `error` (not cudaSuccess), once, left for cudaGetLastError too: the

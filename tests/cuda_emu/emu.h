@@ -118,8 +118,9 @@ int current_device(); /* the calling thread's */
 std::recursive_mutex &big_lock(); /* every call holds it */
 typedef std::lock_guard<std::recursive_mutex> locked;
 cudaError_t fail(cudaError_t e); /* e, also left for cudaGetLastError */
-/* cudaSuccess, or the error of a launch on the current device when it has
- * no kernel image (pleat_emu_kernel_images), left for cudaGetLastError too */
+/* cudaSuccess, or the error of a launch on the current device when it is
+ * lost (lost_context) or has no kernel image (pleat_emu_kernel_images),
+ * left for cudaGetLastError too */
 cudaError_t kernel_image();
 /* cudaSuccess, or the error a fault lost `device`'s context to
  * (pleat_emu_lose_device), left for cudaGetLastError too: every call that
@@ -166,6 +167,9 @@ void device_leave();
 /* streams.cc: a call that a running capture forbids (allocation, a device
  * sync) fails and invalidates the captures it conflicts with. */
 cudaError_t unsafe_call();
+/* Such a call on the current device: its loss first (lost_context), then
+ * the captures' refusal (unsafe_call). */
+cudaError_t lost_or_unsafe();
 /* streams.cc: the device's queued work, dropped unrun, as a GPU drops the
  * work after a fault. Under the lock. */
 void drop_work(int device);

@@ -227,10 +227,7 @@ cudaError_t allocate(void **ptr, size_t bytes, bool pinned)
     locked g(big_lock());
     if (!ptr)
         return fail(cudaErrorInvalidValue);
-    cudaError_t e = lost_context(current_device());
-    if (e == cudaSuccess)
-        e = unsafe_call();
-    if (e != cudaSuccess)
+    if (cudaError_t e = lost_or_unsafe())
         return e;
     *ptr = nullptr;
     if (!bytes)
@@ -245,15 +242,18 @@ cudaError_t release(void *ptr, bool pinned)
 {
     locked g(big_lock());
     const cudaError_t lost = lost_context(current_device());
-    cudaError_t e = lost != cudaSuccess ? lost : unsafe_call();
+    const cudaError_t refused = lost != cudaSuccess ? cudaSuccess : unsafe_call();
     /* cudaFree(NULL) frees nothing and makes the device's context: the
      * runtime's idiom for that, a setup call (pleat_emu_fail_call) */
     if (!ptr)
-        return e != cudaSuccess || pinned ? e : refused_call();
+        return lost != cudaSuccess ? lost
+               : refused != cudaSuccess || pinned ? refused
+                                                   : refused_call();
+    if (refused != cudaSuccess)
+        return refused;
     /* a lost device's memory is freed all the same: the test that lost it
      * goes on in the same process */
-    if (e == lost)
-        e = unmap_block(ptr, pinned);
+    const cudaError_t e = unmap_block(ptr, pinned);
     return lost != cudaSuccess ? lost : e;
 }
 

@@ -79,6 +79,8 @@ cudaError_t refused_call()
 cudaError_t kernel_image()
 {
     locked g(big_lock());
+    if (cudaError_t e = lost_context(current))
+        return e;
     return no_kernel_images[current] ? fail(cudaErrorNoKernelImageForDevice) : cudaSuccess;
 }
 
@@ -86,9 +88,7 @@ cudaError_t func_attributes(cudaFuncAttributes *attr)
 {
     if (!attr)
         return fail(cudaErrorInvalidValue);
-    cudaError_t e = lost_context(current);
-    if (e == cudaSuccess)
-        e = kernel_image();
+    cudaError_t e = kernel_image();
     if (e == cudaSuccess)
         e = refused_call();
     if (e != cudaSuccess)

@@ -624,6 +624,8 @@ static void calls_on_lost(lost_objects &o, cudaError_t gone)
     cudaGraphExec_t made_exec = nullptr;
     cudaStreamCaptureStatus capturing;
     cudaFuncAttributes attr;
+    size_t bytes = 0;
+    cub::DoubleBuffer<uint32_t> keys, values;
     const std::pair<const char *, std::function<cudaError_t()>> calls[] = {
         {"cudaMalloc", [&] { return cudaMalloc(&p, 64); }},
         {"cudaMallocHost", [&] { return cudaMallocHost(&p, 64); }},
@@ -633,6 +635,10 @@ static void calls_on_lost(lost_objects &o, cudaError_t gone)
         {"cudaMemcpy", [&] { return cudaMemcpy(h, o.d, sizeof h, cudaMemcpyDeviceToHost); }},
         {"cudaMemcpyAsync",
          [&] { return cudaMemcpyAsync(o.d, h, sizeof h, cudaMemcpyHostToDevice, o.s); }},
+        {"a copy of 0 bytes", [&] { return cudaMemcpyAsync(o.d, h, 0, cudaMemcpyDefault, o.s); }},
+        {"a set of 0 bytes", [&] { return cudaMemsetAsync(o.d, 0, 0, o.s); }},
+        {"a pageable copy in a capture",
+         [&] { return cudaMemcpyAsync(h, o.d, sizeof h, cudaMemcpyDeviceToHost, o.capturing); }},
         {"cudaEventRecord", [&] { return cudaEventRecord(o.e, o.s); }},
         {"cudaStreamWaitEvent", [&] { return cudaStreamWaitEvent(o.s, o.e, 0); }},
         {"cudaStreamSynchronize", [&] { return cudaStreamSynchronize(o.s); }},
@@ -644,6 +650,8 @@ static void calls_on_lost(lost_objects &o, cudaError_t gone)
          [&] { return cudaStreamBeginCapture(o.s, cudaStreamCaptureModeGlobal); }},
         {"cudaStreamIsCapturing", [&] { return cudaStreamIsCapturing(o.s, &capturing); }},
         {"cudaFuncGetAttributes", [&] { return cudaFuncGetAttributes(&attr, add_kernel); }},
+        {"CUB's size query",
+         [&] { return cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, values, 100); }},
         {"cudaGraphInstantiate", [&] { return cudaGraphInstantiate(&made_exec, o.g, 0); }},
         {"cudaGraphLaunch", [&] { return cudaGraphLaunch(o.exec, o.s); }},
         {"cudaStreamEndCapture", [&] { return cudaStreamEndCapture(o.capturing, &captured); }},
@@ -653,7 +661,8 @@ static void calls_on_lost(lost_objects &o, cudaError_t gone)
         snprintf(what, sizeof what, "%s on a lost device fails with its error", call.first);
         expect(call.second() == gone, what);
     }
-    expect(!made_stream && !made_event && !made_exec && !captured, "and makes nothing");
+    expect(!made_stream && !made_event && !made_exec && !captured && bytes == 0,
+           "and makes nothing");
 }
 
 /* A lost device (pleat_emu_lose_device, a GPU's sticky error) fails every
@@ -681,7 +690,8 @@ static void lost_devices()
            "a lost device's error stays");
     int n = 0;
     cudaDeviceProp prop;
-    expect(cudaGetDeviceCount(&n) == cudaSuccess && cudaGetDeviceProperties(&prop, 0) == 0 &&
+    expect(cudaGetDeviceCount(&n) == cudaSuccess &&
+               cudaGetDeviceProperties(&prop, 0) == cudaSuccess &&
                cudaRuntimeGetVersion(&n) == cudaSuccess && cudaGetDevice(&n) == cudaSuccess,
            "the queries that need no context work");
     void *p = nullptr;

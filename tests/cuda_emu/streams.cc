@@ -156,13 +156,24 @@ cudaError_t legacy_blocked(const pleat_emu_stream *st)
 
 } // namespace
 
+/* Its events count as done: another device's stream that waits for one
+ * goes on (a GPU's would fail, or wait forever). */
 void pleat_emu::drop_work(int device)
 {
-    for (pleat_emu_stream *st : streams())
-        if (st->device == device) {
-            st->queue.clear();
-            st->done = st->submitted;
-        }
+    for (pleat_emu_stream *st : streams()) {
+        if (st->device != device)
+            continue;
+        if (st->flushing)
+            die("a device was lost while its work ran");
+        st->queue.clear();
+        st->done = st->submitted;
+    }
+}
+
+cudaError_t pleat_emu::lost_or_unsafe()
+{
+    cudaError_t e = lost_context(current_device());
+    return e != cudaSuccess ? e : unsafe_call();
 }
 
 cudaError_t pleat_emu::unsafe_call()
@@ -271,6 +282,8 @@ bool sides_match(cudaMemcpyKind kind, side dst, side src)
 cudaError_t copy_on(pleat_emu_stream *st, void *dst, const void *src, size_t bytes,
                     cudaMemcpyKind kind, bool blocking)
 {
+    if (cudaError_t e = lost_context(st->device))
+        return e;
     if (bytes == 0)
         return cudaSuccess;
     side d = side_of(dst, bytes), s = side_of(src, bytes);
@@ -319,10 +332,7 @@ extern "C" {
 cudaError_t cudaDeviceSynchronize(void)
 {
     locked g(big_lock());
-    cudaError_t e = lost_context(current_device());
-    if (e == cudaSuccess)
-        e = unsafe_call();
-    if (e != cudaSuccess)
+    if (cudaError_t e = lost_or_unsafe())
         return e;
     flush_device(current_device());
     return waited(current_device());
@@ -333,10 +343,7 @@ cudaError_t cudaDeviceSynchronize(void)
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
 {
     locked g(big_lock());
-    cudaError_t e = lost_context(current_device());
-    if (e == cudaSuccess)
-        e = unsafe_call();
-    if (e != cudaSuccess)
+    if (cudaError_t e = lost_or_unsafe())
         return e;
     return copy_on(stream_of(nullptr), dst, src, bytes, kind, true);
 }
@@ -351,11 +358,14 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpy
 cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t stream)
 {
     locked g(big_lock());
+    pleat_emu_stream *st = stream_of(stream);
+    if (cudaError_t e = lost_context(st->device))
+        return e;
     if (bytes == 0)
         return cudaSuccess;
     if (side_of(ptr, bytes) == HOST)
         return fail(cudaErrorInvalidValue);
-    return submit_to(stream_of(stream),
+    return submit_to(st,
                      slowed([ptr, value, bytes]() { memset(ptr, value, bytes); }, slow_memset_ms));
 }
 
@@ -472,11 +482,11 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
     pleat_emu_stream *st = stream_of(stream);
     if (!graph)
         return fail(cudaErrorInvalidValue);
-    if (!st->capture)
-        return fail(cudaErrorIllegalState);
-    pleat_emu_graph *made = st->capture;
-    st->capture = nullptr;
     cudaError_t e = lost_context(st->device);
+    if (e == cudaSuccess && !st->capture)
+        return fail(cudaErrorIllegalState);
+    pleat_emu_graph *made = st->capture; /* ended, lost or not */
+    st->capture = nullptr;
     if (e == cudaSuccess && st->invalidated)
         e = fail(cudaErrorStreamCaptureInvalidated);
     if (e != cudaSuccess) {
