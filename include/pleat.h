@@ -560,10 +560,12 @@ PLEAT_API pleat_status pleat_find_pairs(pleat_context *ctx, const float *particl
  * later CUDA call on that device returns it, until the process ends) is
  * one pleat cannot clear: the failed call returns PLEAT_ERROR_DEVICE, and
  * so do every later call on a context there and
- * pleat_context_device_status(), writing nothing to host memory; a CUDA
- * context cannot be made on that device (BACKEND_UNAVAILABLE: AUTO runs on
- * the CPU); pleat_context_destroy() still frees the context's host memory
- * and asks the runtime to free its device and pinned memory.
+ * pleat_context_device_status(), writing nothing to host memory (but the
+ * status, asked with another device current after no device-pointer call
+ * got past its scratch, reads nothing and gives PLEAT_OK); a CUDA context
+ * cannot be made on that device (BACKEND_UNAVAILABLE: AUTO runs on the
+ * CPU); pleat_context_destroy() still frees the context's host memory and
+ * asks the runtime to free its device and pinned memory.
  */
 PLEAT_API pleat_status pleat_self_collide_device(pleat_context *ctx, float *d_particles,
                                                  uint32_t count, const pleat_params *params,

@@ -1422,6 +1422,59 @@ typedef struct fault_tally {
     int ran_whole;           /* device calls failed at a wait once all their work ran */
 } fault_tally;
 
+/* The calls of one kind that device_failures() and lost_device() make
+ * fail: `large`, on a fresh context after `small` (a smaller call of the
+ * same kind) or after itself; `want`, the CPU's answer to large through
+ * the host API (the same inputs), whose pair count sizes every call's pair
+ * array. */
+typedef struct fault_calls {
+    fault_call want, small, large;
+} fault_calls;
+
+static fault_calls fault_calls_make(pleat_context *cpu, int kind, uint32_t count)
+{
+    const char *name = fault_names[kind];
+    fault_calls c;
+    c.want = fault_make(fault_on_device(kind) ? FAULT_HOST : kind, count, 81 + kind, 0);
+    size_t capacity = 0;
+    expect(pleat_find_pairs(cpu, c.want.host, c.want.sc.count, &c.want.p, NULL, 0, &capacity) ==
+               PLEAT_OK,
+           "cpu count", name);
+    c.want.capacity = capacity;
+    c.want.pairs = realloc(c.want.pairs, (capacity + 1) * 2 * sizeof *c.want.pairs);
+    if (!c.want.pairs)
+        die("realloc");
+    fault_reset(&c.want);
+    expect(fault_run(cpu, &c.want, NULL) == PLEAT_OK, "cpu call", name);
+    c.small = fault_make(kind, count / 4, 91 + kind, capacity);
+    c.large = fault_make(kind, count, 81 + kind, capacity);
+    return c;
+}
+
+static void fault_calls_free(fault_calls *c)
+{
+    fault_free(&c->want);
+    fault_free(&c->small);
+    fault_free(&c->large);
+}
+
+/* What a fresh context does before the call made to fail (warm): with
+ * warm 0, the smaller call, which returns `primed`; else warm times the
+ * same call, which gives the CPU's bits. */
+static void warm_up(pleat_context *gpu, int warm, fault_calls *c, pleat_status primed,
+                    cudaStream_t st, const char *name)
+{
+    if (warm == 0) {
+        fault_reset(&c->small);
+        expect(fault_run(gpu, &c->small, st) == primed, "the smaller call", name);
+    }
+    for (int w = 0; w < warm; ++w) {
+        fault_reset(&c->large);
+        expect(fault_run(gpu, &c->large, st) == PLEAT_OK && fault_same(&c->large, &c->want),
+               "the same call before", name);
+    }
+}
+
 /* Destroys ctx (NULL is fine): the emulator must then hold no more than
  * before the context (`live`), or `what` fails. */
 static void destroy_to(pleat_context *ctx, size_t live, const char *what, const char *name)
@@ -1450,24 +1503,16 @@ static void destroy_to(pleat_context *ctx, size_t live, const char *what, const 
  * bits, and a device call leaves the device status PLEAT_OK. Then the same
  * call on that context gives the CPU's bits, and once it is destroyed the
  * emulator counts nothing more held than before it (pleat_emu_live). */
-static int fail_call(const fault *f, long long k, int warm, fault_call *small, fault_call *large,
-                     const fault_call *want, cudaStream_t st, const char *name,
-                     fault_tally *tally)
+static int fail_call(const fault *f, long long k, int warm, fault_calls *c, cudaStream_t st,
+                     const char *name, fault_tally *tally)
 {
+    fault_call *large = &c->large;
+    const fault_call *want = &c->want;
     const int device = fault_on_device(large->kind);
     const size_t live = pleat_emu_live();
     pleat_context *gpu = f->profile ? profiled(PLEAT_BACKEND_CUDA) : make(PLEAT_BACKEND_CUDA);
-    if (warm == 0) {
-        fault_reset(small);
-        pleat_status primed = fault_run(gpu, small, st);
-        expect(primed == (large->kind == FAULT_DEVICE ? PLEAT_ERROR_NONFINITE_INPUT : PLEAT_OK),
-               "the smaller call", name);
-    }
-    for (int w = 0; w < warm; ++w) {
-        fault_reset(large);
-        expect(fault_run(gpu, large, st) == PLEAT_OK && fault_same(large, want),
-               "the same call before", name);
-    }
+    warm_up(gpu, warm, c,
+            large->kind == FAULT_DEVICE ? PLEAT_ERROR_NONFINITE_INPUT : PLEAT_OK, st, name);
     pleat_status before = pleat_context_device_status(gpu);
     expect(before == (device && !warm ? PLEAT_ERROR_NONFINITE_INPUT : PLEAT_OK),
            "its device status", name);
@@ -1817,23 +1862,9 @@ static void device_failures(pleat_context *cpu)
     if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess)
         die("cudaStreamCreate");
     for (int kind = 0; kind < FAULT_KINDS; ++kind) {
-        /* the CPU's answer, through the host API (the same inputs); the
-         * pair count sizes every call's pair array */
-        fault_call want = fault_make(fault_on_device(kind) ? FAULT_HOST : kind, 6000, 81 + kind, 0);
-        size_t capacity = 0;
-        expect(pleat_find_pairs(cpu, want.host, want.sc.count, &want.p, NULL, 0, &capacity) ==
-                   PLEAT_OK,
-               "cpu count", fault_names[kind]);
-        want.capacity = capacity;
-        want.pairs = realloc(want.pairs, (capacity + 1) * 2 * sizeof *want.pairs);
-        if (!want.pairs)
-            die("realloc");
-        fault_reset(&want);
-        expect(fault_run(cpu, &want, NULL) == PLEAT_OK, "cpu call", fault_names[kind]);
-        fault_call small = fault_make(kind, 1500, 91 + kind, capacity),
-                   large = fault_make(kind, 6000, 81 + kind, capacity);
+        fault_calls c = fault_calls_make(cpu, kind, 6000);
         if (fault_on_device(kind)) /* a bad input: its status must outlive a refused call */
-            upload(small.d_rest + 1, &(float){NAN}, sizeof(float));
+            upload(c.small.d_rest + 1, &(float){NAN}, sizeof(float));
         for (size_t i = 0; i < FAULTS * WARM_KINDS; ++i) {
             const fault *f = &faults[i % FAULTS];
             const int warm = (int)(i / FAULTS);
@@ -1842,7 +1873,7 @@ static void device_failures(pleat_context *cpu)
                      warm_names[warm]);
             long long k = 0;
             fault_tally tally = {0, -1, 0};
-            while (fail_call(f, k, warm, &small, &large, &want, st, name, &tally))
+            while (fail_call(f, k, warm, &c, st, name, &tally))
                 ++k;
             const long long n = fault_count(f, kind, warm);
             expect(n < 0 ? k > 0 : k == n, failing_names[f->failing], name);
@@ -1856,10 +1887,8 @@ static void device_failures(pleat_context *cpu)
             printf("%-62s %lld %s failed in turn, %d got around\n", name, k,
                    failing_names[f->failing], tally.got_around);
         }
-        refused_mark_fault(&large, &want, st);
-        fault_free(&small);
-        fault_free(&large);
-        fault_free(&want);
+        refused_mark_fault(&c.large, &c.want, st);
+        fault_calls_free(&c);
     }
     cudaStreamDestroy(st);
 }
@@ -1933,29 +1962,29 @@ static void no_kernel_image(pleat_context *cpu)
     printf("%-24s %s\n", name, "done");
 }
 
-/* lost_device()'s calls, of each kind: one, a smaller one, and the stream
- * of the device calls. */
-typedef struct fault_set {
-    fault_call large[FAULT_KINDS], small[FAULT_KINDS];
-    cudaStream_t st;
-} fault_set;
-
-/* After a fault that stays: each kind of call on gpu is refused with
- * PLEAT_ERROR_DEVICE and writes nothing to host memory, and so is the
- * device status. */
-static void refused_everywhere(pleat_context *gpu, fault_set *set, const char *name)
+/* After a fault that stays: each kind of call on gpu (set[kind].large) is
+ * refused with PLEAT_ERROR_DEVICE and writes nothing to host memory, and
+ * so is the device status; from another current device, the status reads
+ * nothing after no device-pointer call (a host kind's): PLEAT_OK. */
+static void refused_everywhere(pleat_context *gpu, fault_calls *set, int kind_lost,
+                               cudaStream_t st, const char *name)
 {
     for (int kind = 0; kind < FAULT_KINDS; ++kind) {
-        fault_call *c = &set->large[kind];
+        fault_call *c = &set[kind].large;
         fault_mark(c);
         char what[80];
         snprintf(what, sizeof what, "a %s call after it", fault_names[kind]);
-        expect(fault_call_only(gpu, c, set->st) == PLEAT_ERROR_DEVICE &&
+        expect(fault_call_only(gpu, c, st) == PLEAT_ERROR_DEVICE &&
                    fault_particles_are(c, c->sc.particles) && fault_outputs_untouched(c),
                what, name);
     }
     expect(pleat_context_device_status(gpu) == PLEAT_ERROR_DEVICE, "the device status after it",
            name);
+    cudaSetDevice(1);
+    expect(pleat_context_device_status(gpu) ==
+               (fault_on_device(kind_lost) ? PLEAT_ERROR_DEVICE : PLEAT_OK),
+           "the device status from another device", name);
+    cudaSetDevice(0);
 }
 
 /* A GPU's fault stays (a sticky error): every later call on its device
@@ -1963,32 +1992,29 @@ static void refused_everywhere(pleat_context *gpu, fault_set *set, const char *n
 static const fault fault_that_stays = {"a fault that stays", WAITS, cudaErrorIllegalAddress,
                                        PLEAT_ERROR_DEVICE, 0, 0};
 
-/* The call set->large[kind] losing the device at its k-th wait, on a
- * fresh context that made first, as fail_call's, with warm 0 the smaller
- * call, or warm times the same one. Returns 0 once the call waits fewer
- * than k + 1 times (it then succeeds). The call returns PLEAT_ERROR_DEVICE
- * and leaves the caller's host memory untouched; then nothing gets through
- * on that device (refused_everywhere), a CUDA context cannot be made there
- * and an AUTO one runs on the CPU (refused_device), and the lost context's
- * destroy returns, having released all it held. */
-static int lose_at_wait(pleat_context *cpu, fault_set *set, int kind, int warm, long long k)
+/* The call set[kind].large losing the device at its k-th wait, on a
+ * fresh context warmed up as fail_call's (warm_up). Returns 0 once the call
+ * waits fewer than k + 1 times (it then gives the CPU's bits). The call
+ * returns PLEAT_ERROR_DEVICE and leaves the caller's host memory
+ * untouched; then nothing gets through on that device
+ * (refused_everywhere), a CUDA context cannot be made there and an AUTO
+ * one runs on the CPU (refused_device), and the lost context's destroy
+ * returns, having released all it held. */
+static int lose_at_wait(pleat_context *cpu, fault_calls *set, int kind, int warm, long long k,
+                        cudaStream_t st)
 {
     const fault *f = &fault_that_stays;
-    fault_call *c = &set->large[kind];
+    fault_call *c = &set[kind].large;
     char name[96];
     snprintf(name, sizeof name, "%s at wait %lld, %s, %s", f->name, k, fault_names[kind],
              warm_names[warm]);
     const size_t live = pleat_emu_live();
     pleat_context *gpu = make(PLEAT_BACKEND_CUDA);
-    for (int w = 0; w <= warm; ++w) {
-        fault_call *before = warm ? c : &set->small[kind];
-        fault_reset(before);
-        expect(fault_run(gpu, before, set->st) == PLEAT_OK, "the call before", name);
-    }
+    warm_up(gpu, warm, &set[kind], PLEAT_OK, st, name);
     fault_reset(c);
     pleat_emu_wait_failures_stay(1);
     fault_arm(f, k);
-    pleat_status s = fault_call_only(gpu, c, set->st);
+    pleat_status s = fault_call_only(gpu, c, st);
     const int lost = !fault_pending(f);
     fault_arm(f, -1);
     pleat_emu_wait_failures_stay(0);
@@ -1996,11 +2022,12 @@ static int lose_at_wait(pleat_context *cpu, fault_set *set, int kind, int warm, 
         expect(s == f->status && fault_particles_are(c, c->sc.particles) &&
                    fault_outputs_untouched(c),
                "the call", name);
-        refused_everywhere(gpu, set, name);
+        refused_everywhere(gpu, set, kind, st, name);
         refused_device(cpu, 0, f->error, name);
     } else {
-        fault_fetch(c, set->st);
-        expect(s == PLEAT_OK, "the call without a fault", name);
+        fault_fetch(c, st);
+        expect(s == PLEAT_OK && fault_same(c, &set[kind].want), "the call without a fault",
+               name);
     }
     destroy_to(gpu, live, "the lost context's destroy kept something", name);
     pleat_emu_lose_device(0, cudaSuccess); /* a new process's device */
@@ -2012,25 +2039,16 @@ static int lose_at_wait(pleat_context *cpu, fault_set *set, int kind, int warm, 
  * (lose_at_wait). */
 static void lost_device(pleat_context *cpu)
 {
-    fault_set set;
-    if (cudaStreamCreateWithFlags(&set.st, cudaStreamNonBlocking) != cudaSuccess)
+    cudaStream_t st;
+    if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess)
         die("cudaStreamCreate");
-    for (int kind = 0; kind < FAULT_KINDS; ++kind) {
-        /* room for every pair of the larger call: the CPU's count */
-        fault_call *c = &set.large[kind];
-        *c = fault_make(kind, 1500, 61 + kind, 0);
-        expect(pleat_find_pairs(cpu, c->host, c->sc.count, &c->p, NULL, 0, &c->capacity) ==
-                   PLEAT_OK,
-               "cpu count", fault_names[kind]);
-        c->pairs = realloc(c->pairs, (c->capacity + 1) * 2 * sizeof *c->pairs);
-        if (!c->pairs)
-            die("realloc");
-        set.small[kind] = fault_make(kind, 500, 71 + kind, c->capacity);
-    }
+    fault_calls set[FAULT_KINDS];
+    for (int kind = 0; kind < FAULT_KINDS; ++kind)
+        set[kind] = fault_calls_make(cpu, kind, 1500);
     for (int kind = 0; kind < FAULT_KINDS; ++kind) {
         for (int warm = 0; warm < 2; ++warm) {
             long long k = 0;
-            while (lose_at_wait(cpu, &set, kind, warm, k))
+            while (lose_at_wait(cpu, set, kind, warm, k, st))
                 ++k;
             const long long n = fault_count(&fault_that_stays, kind, warm);
             char name[80];
@@ -2040,11 +2058,9 @@ static void lost_device(pleat_context *cpu)
             printf("%-62s %lld waits lost the device in turn\n", name, k);
         }
     }
-    for (int kind = 0; kind < FAULT_KINDS; ++kind) {
-        fault_free(&set.large[kind]);
-        fault_free(&set.small[kind]);
-    }
-    cudaStreamDestroy(set.st);
+    for (int kind = 0; kind < FAULT_KINDS; ++kind)
+        fault_calls_free(&set[kind]);
+    cudaStreamDestroy(st);
 }
 #endif
 
