@@ -84,14 +84,18 @@ extern "C" {
 
 /* Marks the exported functions (the library hides everything else). A
  * Windows DLL of pleat exports them by name (PLEAT_BUILD_DLL is set while
- * it is built); its callers need nothing: the import library resolves them. */
+ * it is built); its callers need nothing: the import library resolves them.
+ * A static pleat's functions are hidden (PLEAT_BUILD_STATIC is set while it
+ * is built): a shared object that links it, such as a plugin, does not
+ * export them, so another copy of pleat in the process cannot take their
+ * place. Its callers need nothing either. */
 #if defined(_WIN32)
 #if defined(PLEAT_BUILD_DLL)
 #define PLEAT_API __declspec(dllexport)
 #else
 #define PLEAT_API
 #endif
-#elif defined(__GNUC__) || defined(__clang__)
+#elif (defined(__GNUC__) || defined(__clang__)) && !defined(PLEAT_BUILD_STATIC)
 #define PLEAT_API __attribute__((visibility("default")))
 #else
 #define PLEAT_API

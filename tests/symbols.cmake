@@ -8,6 +8,10 @@
 # kernel or struct of the same name would clash, or be merged silently.
 # NM: GNU nm or llvm-nm; LIB: the library file; SHARED: true for a shared
 # library (then its dynamic symbols, which must be pleat_ functions only).
+# PLUGIN, with a static library: a shared object holding all of it, which
+# must export nothing (pleat.h's PLEAT_API): a plugin that links pleat
+# statically would otherwise offer pleat's functions to the whole process,
+# and another copy of pleat there could take their place.
 if(SHARED)
   set(args -D --defined-only)
 else()
@@ -76,3 +80,25 @@ if(foreign)
   message(FATAL_ERROR "${LIB} defines global symbols that are not pleat's:\n  ${text}")
 endif()
 message(STATUS "${ours} pleat_ symbols, none foreign")
+
+if(PLUGIN)
+  execute_process(COMMAND ${NM} -D --defined-only ${PLUGIN} RESULT_VARIABLE rc
+    OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${NM} -D --defined-only ${PLUGIN} failed (${rc}):\n${err}")
+  endif()
+  string(REGEX MATCHALL "[^\n]+" lines "${out}")
+  set(exported)
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE "^.* " "" name "${line}")
+    # (the linker's own markers of a shared object's sections)
+    if(NOT name MATCHES "^(_init|_fini|_edata|_end|__bss_start)$")
+      list(APPEND exported ${name})
+    endif()
+  endforeach()
+  if(exported)
+    list(JOIN exported "\n  " text)
+    message(FATAL_ERROR "a plugin holding ${LIB} exports:\n  ${text}")
+  endif()
+  message(STATUS "a plugin holding it exports none of them")
+endif()
