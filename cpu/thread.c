@@ -84,6 +84,7 @@ void pleat_cond_broadcast(pleat_cond *c) { WakeAllConditionVariable(cv(c)); }
 
 #else
 #include <sched.h>
+#include <signal.h>
 #include <unistd.h>
 
 static void *thread_main(void *p)
@@ -93,11 +94,25 @@ static void *thread_main(void *p)
     return NULL;
 }
 
+/* A worker starts with the asynchronous signals blocked, whatever the
+ * creating thread's mask: a signal sent to the process then goes to one of
+ * the application's threads, which may block it to wait for it (sigwait,
+ * signalfd) and would otherwise lose it to a worker, where its default
+ * action may end the process. The faults a thread raises itself stay
+ * open, so that an application's crash handler runs for a worker's. */
 int pleat_thread_start(pleat_thread *t, void (*fn)(void *arg), void *arg)
 {
     t->fn = fn;
     t->arg = arg;
-    return pthread_create(&t->native, NULL, thread_main, t);
+    sigset_t blocked, caller;
+    sigfillset(&blocked);
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; ++i)
+        sigdelset(&blocked, faults[i]);
+    pthread_sigmask(SIG_SETMASK, &blocked, &caller);
+    int rc = pthread_create(&t->native, NULL, thread_main, t);
+    pthread_sigmask(SIG_SETMASK, &caller, NULL);
+    return rc;
 }
 
 void pleat_thread_join(pleat_thread *t)

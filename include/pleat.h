@@ -199,7 +199,13 @@ typedef struct pleat_context_desc {
                                 when the context is created. The calling thread counts as one.
                                 With no more threads than such cores,
                                 idle workers spin for up to 50 us after each
-                                stage before they sleep. With a job system
+                                stage before they sleep. Workers start with
+                                the asynchronous signals blocked (not the
+                                faults a thread raises itself: SIGSEGV,
+                                SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS), so
+                                that a signal sent to the process reaches one
+                                of the application's threads, as a sigwait()
+                                or signalfd there expects. With a job system
                                 (enqueue_tasks) no threads are started: see
                                 there */
     int cuda_device;       /**< CUDA device ordinal, >= 0; default 0. A
@@ -337,7 +343,9 @@ PLEAT_API pleat_status pleat_context_timings(const pleat_context *ctx, pleat_tim
  *  heap that needs them records them itself (or, on Windows, takes every
  *  block from _aligned_malloc and gives it to _aligned_free). Both may be
  *  called from several threads at once (a call's worker threads grow their
- *  queues while they sweep). */
+ *  queues while they sweep; with a job system, its threads do, inside
+ *  task ranges), and a block may be freed on another thread than the one
+ *  that allocated it. */
 typedef void *(*pleat_alloc_fn)(size_t size, size_t alignment, void *alloc_context);
 /** Gives back a block the paired pleat_alloc_fn returned (see above). */
 typedef void (*pleat_free_fn)(void *block, void *alloc_context);
