@@ -13,8 +13,8 @@
  *   hand) and by stress (threads racing on one context: every call either
  *   gives the right bits or is refused with its arrays untouched).
  * - A context made before a fork(), in the child.
- * - Signals sent to the process reach the application's threads, not
- *   pleat's workers.
+ * (Signals sent to the process, which must not reach pleat's workers:
+ * tests/signals.c.)
  */
 #include "core/alloc.h"
 #include "core/context.h"
@@ -25,7 +25,6 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -474,67 +473,3 @@ Test(concurrency, a_context_made_before_fork_works_and_ends_in_the_child, .timeo
     free_expected(&e);
 }
 
-/* ---- signals ----------------------------------------------------------- */
-
-static atomic_int signals_handled;
-
-static void count_signal(int sig)
-{
-    (void)sig;
-    atomic_fetch_add(&signals_handled, 1);
-}
-
-/* In a child of one thread, whose context starts its workers while
- * SIGUSR1 is open, then blocks it: 0 when every SIGUSR1 sent to the process
- * while a call ran stayed pending for this thread, and its handler never
- * ran (it would have on a worker). */
-static int signals_in_child(const expected *e)
-{
-    alarm(120);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = count_signal;
-    pleat_context *ctx = hz_context("", 4);
-    size_t bytes = 16 * (size_t)e->sc.count;
-    float *p = malloc(bytes);
-    if (sigaction(SIGUSR1, &sa, NULL) != 0 || !ctx || !p)
-        return 1;
-    sigset_t usr1;
-    sigemptyset(&usr1);
-    sigaddset(&usr1, SIGUSR1);
-    pthread_sigmask(SIG_BLOCK, &usr1, NULL);
-    const struct timespec wait = {10, 0};
-    for (int i = 0; i < 20; ++i) {
-        memcpy(p, e->sc.particles, bytes);
-        if (kill(getpid(), SIGUSR1) != 0 ||
-            pleat_self_collide(ctx, p, e->sc.count, &e->params, NULL) != PLEAT_OK ||
-            memcmp(p, e->collided, bytes) != 0)
-            return 2;
-        if (sigtimedwait(&usr1, NULL, &wait) != SIGUSR1)
-            return 3;
-    }
-    pleat_context_destroy(ctx);
-    free(p);
-    return atomic_load(&signals_handled) == 0 ? 0 : 4;
-}
-
-/* pleat.h (cpu_threads): workers start with the asynchronous signals
- * blocked, so an application that blocks a signal on its threads to wait
- * for it (sigwait, signalfd) gets it, even when it blocks it after making
- * the context. In a child process: Criterion's own threads here would take
- * the signal too. */
-Test(concurrency, signals_sent_to_the_process_reach_the_application_threads, .timeout = 600)
-{
-    expected e = make_expected(30000, 7, 0, 0);
-    fflush(NULL);
-    pid_t child = fork();
-    cr_assert(child >= 0);
-    if (child == 0)
-        _exit(signals_in_child(&e));
-    int how = 0;
-    cr_assert_eq(waitpid(child, &how, 0), child);
-    cr_expect(WIFEXITED(how) && WEXITSTATUS(how) == 0, "the child %s %d",
-              WIFEXITED(how) ? "exited with" : "died of signal",
-              WIFEXITED(how) ? WEXITSTATUS(how) : WTERMSIG(how));
-    free_expected(&e);
-}
